@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from chat.models import ApiToken, Conversation, Event, Message, Run, Skill, StructuredAnswer
+from chat.presenters import message_item
+
+
+class MessageInline(admin.StackedInline):
+    model = Message
+    extra = 0
+    ordering = ("seq",)
+    fields = (
+        ("seq", "role", "hidden", "readonly", "run"),
+        ("content", "preview"),
+        "display_content",
+        ("tool_calls", "tool_call_id"),
+        "metadata",
+    )
+    readonly_fields = ("preview",)
+    show_change_link = True
+
+    @admin.display(description=_("Rendered preview"))
+    def preview(self, obj: Message) -> str:
+        if obj.pk is None:
+            return "—"
+        marker = format_html("<p><strong>{}</strong></p>", _("HIDDEN")) if obj.hidden else ""
+        return format_html(
+            '{}<div class="qc-admin-preview">{}</div>', marker, message_item(obj).html
+        )
+
+
+class RunInline(admin.TabularInline):
+    model = Run
+    extra = 0
+    fields = ("status", "stop_reason", "iterations", "started_at", "finished_at", "error")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ("id", "title", "owner", "agent", "language", "updated_at")
+    list_filter = ("agent", "language")
+    search_fields = ("title", "owner__username", "messages__content")
+    readonly_fields = ("created_at", "updated_at")
+    inlines = [MessageInline, RunInline]
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "seq", "role", "hidden", "readonly", "short")
+    list_filter = ("role", "hidden", "readonly")
+    search_fields = ("content", "display_content", "tool_call_id")
+    list_select_related = ("conversation",)
+    readonly_fields = ("preview", "created_at")
+
+    @admin.display(description=_("Content"))
+    def short(self, obj: Message) -> str:
+        return (obj.content[:80] + "…") if len(obj.content) > 80 else obj.content
+
+    @admin.display(description=_("Rendered preview"))
+    def preview(self, obj: Message) -> str:
+        return message_item(obj).html if obj.pk else "—"
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "status", "stop_reason", "iterations", "created_at")
+    list_filter = ("status", "stop_reason")
+    search_fields = ("conversation__title", "error")
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "name", "created_at")
+    list_filter = ("name",)
+    search_fields = ("name",)
+
+
+@admin.register(StructuredAnswer)
+class StructuredAnswerAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "field", "value", "source", "confidence", "created_at")
+    list_filter = ("source",)
+    search_fields = ("field", "display_text", "raw_text")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "user", "name", "created_at", "last_used_at")
+    readonly_fields = ("prefix", "created_at", "last_used_at")
+    search_fields = ("user__username", "name", "prefix")
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            from chat.services import api_token_create
+
+            token, raw = api_token_create(user=obj.user, name=obj.name)
+            obj.pk = token.pk
+            self.message_user(request, _("New token (copy it now, it is shown once): %s") % raw)
+            return
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Skill)
+class SkillAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "owner", "updated_at")
+    search_fields = ("name", "description", "skill_md")

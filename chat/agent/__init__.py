@@ -1,0 +1,1 @@
+"""The agent runtime: runs, the loop, LLM backends and tools."""

@@ -1,0 +1,51 @@
+"""Wake-ups over the channel layer, safe to send from any thread.
+
+The in-memory layer's queues belong to the event loop the SSE streams wait in; a
+`group_send` made on another loop (an agent thread's) would not wake them. So the loop
+that serves streams registers itself, and sends from other threads are handed to it.
+With Redis the hand-off is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
+_stream_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def conversation_group(conversation_id: int) -> str:
+    """The channel-layer group every open stream of a conversation listens on."""
+    return f"conversation-{conversation_id}"
+
+
+def register_stream_loop() -> None:
+    """Called by a stream (inside the server's event loop) before it waits."""
+    global _stream_loop
+    loop = asyncio.get_running_loop()
+    with _lock:
+        _stream_loop = loop
+
+
+def wake(conversation_id: int, event_id: int) -> None:
+    """Tell the conversation's open streams that event `event_id` was committed."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": "event.wakeup", "id": event_id}
+    group = conversation_group(conversation_id)
+    loop = _stream_loop
+    try:
+        if loop is not None and loop.is_running() and not loop.is_closed():
+            future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+            future.result(timeout=5)
+        else:
+            async_to_sync(layer.group_send)(group, message)
+    except Exception:  # a broken layer must not fail a write that already committed
+        logger.exception("channel layer wake-up failed for conversation %s", conversation_id)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from chat import api, views
+
+chat_patterns = [
+    path("", views.conversation_list, name="conversation_list"),
+    path("conversations/new", views.conversation_create, name="conversation_create"),
+    path("conversations/<int:conversation_id>/", views.conversation_detail, name="conversation"),
+    path(
+        "conversations/<int:conversation_id>/messages",
+        views.message_send,
+        name="message_send",
+    ),
+    path(
+        "conversations/<int:conversation_id>/fragment",
+        views.message_list_fragment,
+        name="message_list",
+    ),
+    path(
+        "conversations/<int:conversation_id>/events",
+        views.conversation_events,
+        name="events",
+    ),
+]
+
+api_patterns = [
+    path("conversations/", api.conversations, name="conversations"),
+    path("conversations/<int:conversation_id>/messages", api.messages, name="messages"),
+    path("conversations/<int:conversation_id>/events", api.events, name="events"),
+]
+
+urlpatterns = [
+    path("", include((chat_patterns, "chat"))),
+    path("api/v1/", include((api_patterns, "api"))),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,123 @@
+"""Pages and htmx fragments. Thin: a form, one service or selector call, a template."""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from chat import selectors, services
+from chat.errors import ChatError, NotFound
+from chat.forms import ConversationCreateForm, MessageForm
+from chat.presenters import conversation_context, message_items
+from chat.sse import parse_last_event_id, sse_response
+
+
+@login_required
+@require_GET
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    conversations = selectors.conversation_list_for_user(user=request.user)
+    form = ConversationCreateForm()
+    return render(
+        request, "chat/conversation_list.html", {"conversations": conversations, "form": form}
+    )
+
+
+@login_required
+@require_POST
+def conversation_create(request: HttpRequest) -> HttpResponse:
+    form = ConversationCreateForm(request.POST)
+    if not form.is_valid():
+        conversations = selectors.conversation_list_for_user(user=request.user)
+        context = {"conversations": conversations, "form": form}
+        return render(request, "chat/conversation_list.html", context, status=400)
+    conversation = services.conversation_create(
+        owner=request.user,
+        title=form.cleaned_data["title"],
+        agent=form.cleaned_data["agent"],
+        language=request.LANGUAGE_CODE,
+    )
+    return redirect("chat:conversation", conversation_id=conversation.pk)
+
+
+@login_required
+@require_GET
+def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = _own(request, conversation_id)
+    context = conversation_context(conversation=conversation, form=MessageForm())
+    return render(request, "chat/conversation.html", context)
+
+
+@login_required
+@require_POST
+def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = _own(request, conversation_id)
+    form = MessageForm(request.POST)
+    status = 200
+    if form.is_valid():
+        try:
+            services.message_post_user(
+                conversation=conversation, content=form.cleaned_data["content"]
+            )
+        except ChatError as error:
+            form.add_error("content", error.message)
+            status = error.status
+        else:
+            if not request.htmx:
+                return redirect("chat:conversation", conversation_id=conversation.pk)
+            form = MessageForm()
+    else:
+        status = 400
+    if not request.htmx:
+        context = conversation_context(conversation=conversation, form=form)
+        return render(request, "chat/conversation.html", context, status=status)
+    # htmx: the composer comes back (cleared, or with the error and the typed text kept);
+    # the new message itself arrives through the event stream like in every other tab.
+    context = {"conversation": conversation, "form": form}
+    return render(request, "chat/conversation.html#composer", context, status=status)
+
+
+@login_required
+@require_GET
+def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Messages after `?after=SEQ`, as HTML: what a live tab appends on `message_done`."""
+    conversation = _own(request, conversation_id)
+    try:
+        after = max(int(request.GET.get("after", "0")), 0)
+    except ValueError:
+        after = 0
+    items = message_items(conversation=conversation, after_seq=after)
+    return render(request, "chat/conversation.html#message-list", {"items": items})
+
+
+@require_http_methods(["GET"])
+async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+    user = await request.auser()
+    if not user.is_authenticated:
+        return HttpResponse(status=401)
+    try:
+        conversation = await sync_to_async(selectors.conversation_get_for_user)(
+            user=user, conversation_id=conversation_id
+        )
+    except NotFound:
+        return HttpResponse(status=404)
+    last = parse_last_event_id(
+        request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
+    )
+    response: StreamingHttpResponse = sse_response(
+        conversation_id=conversation.pk, last_event_id=last
+    )
+    return response
+
+
+def _own(request: HttpRequest, conversation_id: int):
+    try:
+        return selectors.conversation_get_for_user(
+            user=request.user, conversation_id=conversation_id
+        )
+    except NotFound:
+        from django.http import Http404
+
+        raise Http404() from None

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from questionnaires.models import InteractiveForm, Submission
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("questionnaire_id", "conversation", "message", "created_at")
+    search_fields = ("questionnaire_id",)
+    readonly_fields = ("created_at",)
+
+
+@admin.register(InteractiveForm)
+class InteractiveFormAdmin(admin.ModelAdmin):
+    list_display = ("ask_id", "conversation", "tool_use_id", "status", "created_at")
+    list_filter = ("status",)
+    search_fields = ("ask_id", "tool_use_id")

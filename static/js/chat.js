@@ -1,0 +1,49 @@
+// Tiny glue where htmx can't: the seq cursor for live fetches, de-duplication, Enter to send.
+(function () {
+  "use strict";
+  window.qcLastSeq = function () {
+    var nodes = document.querySelectorAll("#messages [data-seq]");
+    var last = 0;
+    nodes.forEach(function (n) { last = Math.max(last, parseInt(n.dataset.seq, 10) || 0); });
+    return last;
+  };
+  // Reconnects resume after the last event this page saw (htmx's SSE extension opens a
+  // fresh EventSource on reconnect, which would otherwise forget Last-Event-ID).
+  var EVENT_NAMES = ["text_delta", "message_done", "extracted_info", "ask_user_options",
+    "knowledge_reference", "consultation_state_patch", "error", "run_started", "run_finished",
+    "tool_call", "tool_result", "card_locked"];
+  window.qcLastEventId = null;
+  if (window.htmx) {
+    window.htmx.createEventSource = function (url) {
+      if (window.qcLastEventId !== null) {
+        url = url.replace(/([?&])last_event_id=\d*/, "$1last_event_id=" + window.qcLastEventId);
+      }
+      var source = new EventSource(url);
+      EVENT_NAMES.forEach(function (name) {
+        source.addEventListener(name, function (e) {
+          var id = parseInt(e.lastEventId, 10);
+          if (!isNaN(id) && (window.qcLastEventId === null || id > window.qcLastEventId)) {
+            window.qcLastEventId = id;
+          }
+        });
+      });
+      return source;
+    };
+  }
+  // A message fetched twice (two tabs, quick events) replaces its older copy.
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    var box = document.getElementById("messages");
+    if (!box || evt.detail.target !== box) return;
+    var seen = {};
+    var nodes = Array.prototype.slice.call(box.querySelectorAll(":scope > article[id]")).reverse();
+    nodes.forEach(function (n) { if (seen[n.id]) { n.remove(); } else { seen[n.id] = true; } });
+  });
+  // Enter sends, Shift+Enter makes a new line.
+  document.addEventListener("keydown", function (evt) {
+    var t = evt.target;
+    if (evt.key === "Enter" && !evt.shiftKey && !evt.isComposing && t && t.id === "id_content") {
+      evt.preventDefault();
+      if (t.form) t.form.requestSubmit();
+    }
+  });
+})();

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Tests never call a real LLM, whatever the environment says.
+for _name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):
+    os.environ.pop(_name, None)
+
+
+@pytest.fixture(autouse=True)
+def _inline_agent_runs(request):
+    """Agent runs execute inside the request, so tests see their results at once.
+
+    Browser tests talk to a separate server process and keep its settings.
+    """
+    if "e2e" in request.keywords:
+        yield
+        return
+    settings = request.getfixturevalue("settings")
+    settings.AGENT_RUNNER = "inline"
+    yield
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user(username="alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user(username="mallory", password="pw-mallory-123")
+
+
+@pytest.fixture
+def client_in(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def conversation(user):
+    from chat.services import conversation_create
+
+    return conversation_create(owner=user, title="Test", agent="echo")
+
+
+@pytest.fixture
+def api_token(user):
+    from chat.services import api_token_create
+
+    return api_token_create(user=user)[1]
+
+
+@pytest.fixture
+def api(client, api_token):
+    """A JSON client for /api/v1/ with the user's bearer token."""
+    import json
+
+    class Api:
+        def __init__(self) -> None:
+            self.headers = {"Authorization": f"Bearer {api_token}"}
+
+        def get(self, path: str, **kw):
+            return client.get(path, headers=self.headers, **kw)
+
+        def post(self, path: str, body=None, **kw):
+            return client.post(
+                path,
+                data=json.dumps(body or {}),
+                content_type="application/json",
+                headers=self.headers,
+                **kw,
+            )
+
+    return Api()
