@@ -1,30 +1,76 @@
-"""Execute one run. Placeholder until the agent runtime lands: the echo agent."""
+"""Execute one run: bookkeeping around the agent kind's turn function.
+
+`AGENTS` maps a conversation's agent kind to a turn function `(run) -> stop_reason`.
+Each kind registers one line here; the function does the work (calls the LLM loop,
+the intake logic, …) and returns a `StopReason` value. This module owns the run's
+status, timestamps and the `run_started` / `run_finished` / `error` events.
+"""
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from importlib import import_module
 
 from django.utils import timezone
 
 from chat.models import Role, Run, RunStatus, StopReason
 from chat.services import event_emit, message_create
 
+logger = logging.getLogger(__name__)
 
-def run_execute(*, run_id: int) -> None:
-    run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
-    run.status = RunStatus.RUNNING
-    run.started_at = timezone.now()
-    run.save(update_fields=["status", "started_at"])
-    event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+TurnFunction = Callable[[Run], str]
+
+
+def echo_turn(run: Run) -> str:
+    """The placeholder agent: repeats the user's message."""
     text = run.trigger_message.content if run.trigger_message else ""
     message_create(
         conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
     )
-    run.status = RunStatus.FINISHED
-    run.stop_reason = StopReason.COMPLETED
-    run.iterations = 1
+    return StopReason.COMPLETED
+
+
+# kind -> dotted path of its turn function (imported lazily, so kinds stay independent).
+AGENTS: dict[str, str] = {
+    "echo": "chat.agent.runner.echo_turn",
+}
+
+
+def turn_function(kind: str) -> TurnFunction:
+    path = AGENTS.get(kind, AGENTS["echo"])
+    module, _, name = path.rpartition(".")
+    func: TurnFunction = getattr(import_module(module), name)
+    return func
+
+
+def run_execute(*, run_id: int) -> None:
+    run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
+    if run.status != RunStatus.QUEUED:
+        return  # already taken (a retried dispatch, a second worker)
+    run.status = RunStatus.RUNNING
+    run.started_at = timezone.now()
+    run.save(update_fields=["status", "started_at"])
+    conversation_id = run.conversation_id
+    event_emit(conversation_id=conversation_id, name="run_started", data={"run_id": run.pk})
+    try:
+        stop_reason = turn_function(run.conversation.agent)(run)
+        status = RunStatus.FINISHED
+    except Exception as exc:
+        logger.exception("run %s failed", run.pk)
+        stop_reason, status = StopReason.ERROR, RunStatus.FAILED
+        run.error = f"{type(exc).__name__}: {exc}"
+        event_emit(
+            conversation_id=conversation_id,
+            name="error",
+            data={"run_id": run.pk, "code": "run_failed", "message": str(exc)},
+        )
+    run.status = status
+    run.stop_reason = stop_reason
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "stop_reason", "iterations", "finished_at"])
+    run.save(update_fields=["status", "stop_reason", "finished_at", "error"])
     event_emit(
-        conversation_id=run.conversation_id,
+        conversation_id=conversation_id,
         name="run_finished",
-        data={"run_id": run.pk, "stop_reason": run.stop_reason},
+        data={"run_id": run.pk, "stop_reason": stop_reason, "status": status},
     )
