@@ -1,0 +1,149 @@
+"""``parse_message``: a message → ordered Markdown / questionnaire / response / invalid
+segments (DESIGN §4.2–4.9).  The renderer, self-check and the lint command all call it.
+"""
+
+from __future__ import annotations
+
+from .fenced import validate_fenced
+from .messages import make_error
+from .names import RENDERED_NAMES, SELF_CHECK_NAMES, response_names
+from .scanner import RawBlock, scan
+from .segments import (
+    InvalidSegment,
+    MarkdownSegment,
+    ProtocolError,
+    Questionnaire,
+    QuestionnaireSegment,
+    ResponseSegment,
+    Segment,
+)
+from .xmljson import read_request, read_response
+
+_ALL_TAGS = SELF_CHECK_NAMES | response_names(SELF_CHECK_NAMES)
+_TRIGGER = "questionnaire"
+
+
+def parse_message(
+    content: str, *, message_id: str | int, role: str = "assistant", lang: str = "en"
+) -> list[Segment]:
+    """Split ``content`` into segments, before any Markdown rendering.
+
+    Assistant messages (any role but ``"user"``) yield questionnaire requests under the
+    rendered names (``questionnaire``, ``sage-questionnaire``); user messages yield
+    their ``-response`` blocks.  Everything else is Markdown.  The segments' ``raw``
+    texts concatenate back to ``content`` exactly, and ids are pure functions of
+    ``message_id`` and ``content``.  Error messages use ``lang`` (en or zh-hans).
+    """
+    return parse_with_names(
+        content, message_id=message_id, role=role, lang=lang, names=RENDERED_NAMES
+    )
+
+
+def parse_with_names(
+    content: str,
+    *,
+    message_id: str | int,
+    role: str,
+    lang: str,
+    names: frozenset[str],
+) -> list[Segment]:
+    """:func:`parse_message` with an explicit request-name registry (self-check passes
+    all five registered names)."""
+    if not content:
+        return []
+    if _TRIGGER not in content.lower():
+        return [MarkdownSegment(raw=content, start=0, end=len(content))]
+    if role == "user":
+        blocks = scan(
+            content,
+            fence_names=frozenset(),
+            tag_names=response_names(names),
+            closer_names=_ALL_TAGS,
+        )
+    else:
+        blocks = scan(content, fence_names=names, tag_names=names, closer_names=_ALL_TAGS)
+    segments: list[Segment] = []
+    last = 0
+    for ordinal, block in enumerate(blocks, start=1):
+        if block.start > last:
+            segments.append(MarkdownSegment(content[last : block.start], last, block.start))
+        segments.append(_segment(content, block, ordinal, f"{message_id}_q{ordinal}", role, lang))
+        last = block.end
+    if last < len(content):
+        segments.append(MarkdownSegment(content[last:], last, len(content)))
+    return segments
+
+
+def _segment(
+    content: str, block: RawBlock, ordinal: int, qid: str, role: str, lang: str
+) -> Segment:
+    raw = content[block.start : block.end]
+    body = content[block.body_start : block.body_end]
+    if block.kind == "fence":
+        result = _fenced(block, body, qid, lang)
+        encoding = "yaml"
+    elif role == "user":
+        return _response(block, raw, body, ordinal, lang)
+    else:
+        result = _structural(block, "questionnaire", lang) or read_request(
+            body,
+            name=block.name,
+            questionnaire_id=qid,
+            lang=lang,
+            escaped=block.escaped,
+            first_line=block.line,
+        )
+        encoding = "json"
+    if isinstance(result, Questionnaire):
+        return QuestionnaireSegment(
+            raw=raw,
+            start=block.start,
+            end=block.end,
+            encoding=encoding,  # type: ignore[arg-type]
+            ordinal=ordinal,
+            questionnaire=result,
+        )
+    return InvalidSegment(raw, block.start, block.end, block.name, encoding, result, ordinal)  # type: ignore[arg-type]
+
+
+def _structural(block: RawBlock, prefix: str, lang: str) -> tuple[ProtocolError, ...]:
+    """Errors of a tag block's structure (mismatch, unclosed, self-closing)."""
+    if block.problem is None:
+        return ()
+    return (make_error(f"{prefix}.tag.{block.problem}", "", lang, **block.details),)
+
+
+def _fenced(
+    block: RawBlock, body: str, qid: str, lang: str
+) -> Questionnaire | tuple[ProtocolError, ...]:
+    errors: list[ProtocolError] = []
+    if not block.prose_before:
+        errors.append(make_error("questionnaire.preface.required", "", lang))
+    if block.problem == "unclosed":
+        errors.append(
+            make_error(
+                "questionnaire.fence.unclosed", "", lang, name=block.name, length=block.fence_len
+            )
+        )
+        return tuple(errors)
+    if block.problem == "nested":
+        errors.append(make_error("questionnaire.fence.nested", "", lang, **block.details))
+        return tuple(errors)
+    result = validate_fenced(
+        body, name=block.name, questionnaire_id=qid, lang=lang, first_line=block.line + 1
+    )
+    if isinstance(result, Questionnaire) and not errors:
+        return result
+    return tuple(errors) + (result if isinstance(result, tuple) else ())
+
+
+def _response(block: RawBlock, raw: str, body: str, ordinal: int, lang: str) -> Segment:
+    result = _structural(block, "response", lang) or read_response(
+        body, lang=lang, escaped=block.escaped, first_line=block.line
+    )
+    if isinstance(result, dict):
+        return ResponseSegment(raw, block.start, block.end, block.name, result, ordinal)
+    return InvalidSegment(raw, block.start, block.end, block.name, "json", result, ordinal)
+
+
+__all__ = ["parse_message", "parse_with_names"]

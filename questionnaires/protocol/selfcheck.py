@@ -1,0 +1,111 @@
+"""Self-check (spec 000 "Self-check", DESIGN §4.13).
+
+Inspects the latest non-empty assistant reply after the last user message with the
+same validator the renderer uses, over all five registered names.  It never infers a
+questionnaire from question marks or prose: only protocol blocks are judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from .messages import is_zh, make_error
+from .names import SELF_CHECK_NAMES
+from .parser import parse_with_names
+from .segments import InvalidSegment, QuestionnaireSegment, SelfCheckIssue, SelfCheckResult
+
+
+def _content(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI-style content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def latest_reply(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The latest non-empty assistant content after the last visible user message."""
+    last_user = -1
+    for index, message in enumerate(messages):
+        if message.get("role") == "user" and not message.get("hidden"):
+            last_user = index
+    for message in reversed(messages[last_user + 1 :]):
+        if message.get("role") == "assistant" and not message.get("hidden"):
+            content = _content(message)
+            if content.strip():
+                return content
+    return None
+
+
+def self_check(
+    subject: str | Sequence[Mapping[str, Any]],
+    *,
+    lang: str = "en",
+    required_names: Collection[str] = (),
+) -> SelfCheckResult:
+    """Check the protocol blocks of the latest reply.
+
+    ``subject`` is the reply text or a list of ``{"role", "content", "hidden"?}``
+    messages.  ``required_names`` are names that failed in the previous attempt: the
+    repaired reply must contain a block of each again (either encoding).  When the
+    check fails, ``diagnostic`` is the hidden message asking the model to output the
+    complete corrected reply, in ``lang``.
+    """
+    if isinstance(subject, str):
+        reply: str | None = subject if subject.strip() else None
+    else:
+        reply = latest_reply(subject)
+    if reply is None:
+        return SelfCheckResult(passed=True)
+    segments = parse_with_names(
+        reply, message_id="selfcheck", role="assistant", lang=lang, names=SELF_CHECK_NAMES
+    )
+    issues: list[SelfCheckIssue] = []
+    present: set[str] = set()
+    for segment in segments:
+        if isinstance(segment, QuestionnaireSegment):
+            present.add(segment.name)
+        elif isinstance(segment, InvalidSegment):
+            present.add(segment.name)
+            issues.extend(
+                SelfCheckIssue(segment.name, segment.encoding, e.code, e.path, e.message)
+                for e in segment.errors
+            )
+    for name in sorted(set(required_names) - present):
+        error = make_error("selfcheck.name_missing", "", lang, name=name)
+        issues.append(SelfCheckIssue(name, None, error.code, error.path, error.message))
+    if not issues:
+        return SelfCheckResult(passed=True, inspected=reply)
+    return SelfCheckResult(
+        passed=False,
+        issues=tuple(issues),
+        inspected=reply,
+        diagnostic=diagnostic_text(issues, lang),
+        failed_names=frozenset(i.name for i in issues),
+    )
+
+
+def diagnostic_text(issues: Sequence[SelfCheckIssue], lang: str) -> str:
+    """The hidden repair request listing each issue."""
+    zh = is_zh(lang)
+    lines = [
+        "[自检] 你上一条回复中的问卷未通过协议校验，用户看不到可交互的问卷。"
+        if zh
+        else "[self-check] Your previous reply contains questionnaire blocks that failed "
+        "validation, so the user cannot answer them."
+    ]
+    for issue in issues:
+        where = f"{issue.name}" + (f" ({issue.encoding})" if issue.encoding else "")
+        path = f" {issue.path}" if issue.path else ""
+        lines.append(f"- {where}{path}: {issue.message} [{issue.code}]")
+    lines.append(
+        "请重新输出完整的回复（包括问卷前的说明文字和完整的问卷），修正以上所有问题。"
+        "可以在同一名称下改用 fenced YAML 或 XML+JSON 编码。不要解释这次修正。"
+        if zh
+        else "Output the COMPLETE corrected reply again (the prose before it and the whole "
+        "questionnaire), fixing every issue above. You may switch between fenced YAML and "
+        "XML+JSON under the same name. Do not comment on the correction."
+    )
+    return "\n".join(lines)

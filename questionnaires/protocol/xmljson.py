@@ -1,0 +1,131 @@
+"""XML+JSON blocks: ``<name>{json}</name>`` requests and ``<name-response>`` answers.
+
+Requests are read leniently, exactly as ``questionnaire_async`` normalizes its
+arguments (DESIGN §4.6).  A block whose whole tags were entity-escaped
+(``&lt;questionnaire&gt;``) is read too; its body is HTML-unescaped only when it is not
+valid JSON as written.  Prose outside a block is never decoded.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from .messages import make_error, type_name
+from .names import RESPONSE_TYPES
+from .normalize import normalize_arguments, question_from_dict
+from .segments import ProtocolError, Questionnaire
+
+MAX_BYTES = 64 * 1024
+
+
+class JsonProblem(Exception):
+    def __init__(self, error: ProtocolError) -> None:
+        super().__init__(error.code)
+        self.error = error
+
+
+def load_json_object(
+    body: str, *, prefix: str, lang: str, escaped: bool, first_line: int
+) -> dict[str, Any]:
+    """Parse a JSON object body or raise :class:`JsonProblem` (``{prefix}.json.*``)."""
+    size = len(body.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise JsonProblem(
+            make_error(f"{prefix}.json.too_large", "", lang, size=size, limit=MAX_BYTES)
+        )
+    try:
+        data = _loads(body, escaped)
+    except json.JSONDecodeError as exc:
+        error = make_error(
+            f"{prefix}.json.syntax",
+            "",
+            lang,
+            line=first_line + exc.lineno - 1,
+            column=exc.colno,
+            problem=exc.msg,
+        )
+        raise JsonProblem(error) from None
+    except RecursionError:
+        error = make_error(
+            f"{prefix}.json.syntax",
+            "",
+            lang,
+            line=first_line,
+            column=1,
+            problem="nested too deeply",
+        )
+        raise JsonProblem(error) from None
+    if not isinstance(data, dict):
+        error = make_error(f"{prefix}.json.not_object", "", lang, received_type=type_name(data))
+        raise JsonProblem(error)
+    return data
+
+
+def _loads(body: str, escaped: bool) -> Any:
+    try:
+        return json.loads(body, strict=False)
+    except json.JSONDecodeError:
+        if escaped and "&" in body:
+            return json.loads(html.unescape(body), strict=False)
+        raise
+
+
+def read_request(
+    body: str, *, name: str, questionnaire_id: str, lang: str, escaped: bool, first_line: int
+) -> Questionnaire | tuple[ProtocolError, ...]:
+    """Read an XML+JSON request body: a :class:`Questionnaire` or its errors."""
+    try:
+        data = load_json_object(
+            body, prefix="questionnaire", lang=lang, escaped=escaped, first_line=first_line
+        )
+    except JsonProblem as problem:
+        return (problem.error,)
+    title, questions, errors = normalize_arguments(data, prefix="questionnaire.json", lang=lang)
+    if errors:
+        return tuple(errors)
+    return Questionnaire(
+        name=name,
+        questionnaire_id=questionnaire_id,
+        title=title,
+        questions=tuple(question_from_dict(q) for q in questions),
+    )
+
+
+def read_response(
+    body: str, *, lang: str, escaped: bool, first_line: int
+) -> dict[str, Any] | tuple[ProtocolError, ...]:
+    """Read a response body: the payload dict, or errors when its shape is wrong.
+
+    Shape: an object with a non-empty string ``questionnaire_id`` and an ``answers``
+    list of objects that each have a string ``question_id``; ``type`` when present is
+    ``questionnaire_response`` or ``sage_questionnaire_response``.
+    """
+    try:
+        data = load_json_object(
+            body, prefix="response", lang=lang, escaped=escaped, first_line=first_line
+        )
+    except JsonProblem as problem:
+        return (problem.error,)
+    errors: list[ProtocolError] = []
+    rtype = data.get("type")
+    if "type" in data and rtype not in RESPONSE_TYPES:
+        errors.append(
+            make_error(
+                "response.type_invalid", "type", lang, value=rtype, allowed=sorted(RESPONSE_TYPES)
+            )
+        )
+    qid = data.get("questionnaire_id")
+    if not isinstance(qid, str) or not qid.strip():
+        errors.append(make_error("response.questionnaire_id.invalid", "questionnaire_id", lang))
+    if "status" in data and not isinstance(data["status"], str):
+        errors.append(make_error("response.status.invalid", "status", lang))
+    answers = data.get("answers")
+    if not isinstance(answers, list):
+        errors.append(make_error("response.answers.invalid", "answers", lang))
+    else:
+        for index, answer in enumerate(answers, start=1):
+            if not isinstance(answer, dict) or not isinstance(answer.get("question_id"), str):
+                errors.append(make_error("response.answer.invalid", f"answers[{index}]", lang))
+    return tuple(errors) if errors else data
