@@ -1,11 +1,70 @@
-"""ASGI entry point: Django for everything; other ASGI apps (MCP) mount by path prefix."""
+"""ASGI entry point.
+
+- `http`: Django, except path prefixes in `MOUNTS` (other ASGI apps, e.g. the MCP endpoint).
+- `lifespan`: runs the startup/shutdown of mounted apps that need it.
+- `channel`: background work for `manage.py runworker agent-runs` (agent runs off the web
+  workers when `AGENT_RUNNER=worker`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
+
+from chat.worker import AgentRunConsumer  # noqa: E402
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# (path prefix, app). A mounted app sees the full path.
+MOUNTS: list[tuple[str, ASGIApp]] = []
+# Async context managers entered at server start-up and left at shutdown.
+LIFESPAN_CONTEXTS: list[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = []
+
+
+async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
+    path = scope.get("path", "")
+    for prefix, app in MOUNTS:
+        if path == prefix.rstrip("/") or path.startswith(prefix):
+            await app(scope, receive, send)
+            return
+    await django_application(scope, receive, send)
+
+
+async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    for factory in LIFESPAN_CONTEXTS:
+                        await stack.enter_async_context(factory())
+                except Exception as exc:  # report, don't hang the server
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await stack.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_router,
+        "lifespan": lifespan,
+        "channel": ChannelNameRouter({"agent-runs": AgentRunConsumer.as_asgi()}),
+    }
+)

@@ -99,7 +99,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            # The list-based layer: named channels queue (agent runs for runworker);
+            # groups fan out to every worker process's streams.
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL]},
         }
     }
@@ -169,6 +171,12 @@ CHAT_DEFAULT_AGENT = os.environ.get("CHAT_DEFAULT_AGENT", "intake")
 # How agent runs execute: "thread" (a thread in the web process), "inline" (inside the
 # request; tests), or "worker" (a channels worker process: `manage.py runworker agent-runs`).
 AGENT_RUNNER = os.environ.get("AGENT_RUNNER", "thread")
+# Runs one worker process executes at once (AGENT_RUNNER=worker).
+AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
+# A running run whose heartbeat is older than this (seconds) lost its worker; a queued run
+# nobody picked up within AGENT_QUEUE_TIMEOUT is failed too. Both get a visible retry.
+AGENT_HEARTBEAT_TIMEOUT = float(os.environ.get("AGENT_HEARTBEAT_TIMEOUT", "30"))
+AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat import selectors, services
 from chat.errors import ChatError, NotFound
 from chat.forms import ConversationCreateForm, MessageForm
+from chat.health import health_report
 from chat.presenters import conversation_context, message_items
 from chat.sse import parse_last_event_id, sse_response
 
@@ -121,3 +128,10 @@ def _own(request: HttpRequest, conversation_id: int):
         from django.http import Http404
 
         raise Http404() from None
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for load balancers: the database and the channel layer answer."""
+    report = health_report()
+    return JsonResponse(report, status=200 if report["ok"] else 503)

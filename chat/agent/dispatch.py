@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
@@ -26,15 +28,29 @@ def run_dispatch(*, run_id: int) -> None:
     mode = settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)
+    elif mode == "worker":
+        transaction.on_commit(lambda: _send_to_worker(run_id))
     else:
         transaction.on_commit(lambda: _start_thread(run_id))
 
 
+def _send_to_worker(run_id: int) -> None:
+    from chat.worker import AGENT_RUNS_CHANNEL
+
+    layer = get_channel_layer()
+    if layer is None:
+        raise RuntimeError("AGENT_RUNNER=worker needs a channel layer (set REDIS_URL)")
+    async_to_sync(layer.send)(AGENT_RUNS_CHANNEL, {"type": "run.execute", "run_id": run_id})
+
+
 def _start_thread(run_id: int) -> None:
-    threading.Thread(target=_thread_main, args=(run_id,), name=f"run-{run_id}", daemon=True).start()
+    threading.Thread(
+        target=execute_in_thread, args=(run_id,), name=f"run-{run_id}", daemon=True
+    ).start()
 
 
-def _thread_main(run_id: int) -> None:
+def execute_in_thread(run_id: int) -> None:
+    """Run in a thread that owns its database connection (thread runner, worker pool)."""
     close_old_connections()
     try:
         _execute(run_id)
