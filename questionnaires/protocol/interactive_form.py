@@ -1,0 +1,513 @@
+"""The ``interactive_form_question`` tool (spec 003): lenient normalization, then strict
+validation, plus the check of a user's answers against the normalized questions.
+
+Pure Python (standard library only).  Two steps, kept apart so each is easy to read:
+
+1. **Lenient aliases** — what models tend to write is mapped onto one shape:
+   ``title``/``text``/``prompt``/``label`` for ``question``; ``type``/``inputType`` for
+   ``input_type``; type aliases (``single_select``, ``radio``, ``dropdown`` → single
+   choice; ``checkbox``, ``multiple_choice``, ``multi_select`` → multiple choice;
+   ``textarea``, ``long_text`` → multi-line text; …); string or number options →
+   ``{label, value}``; ``multiSelect``/``multiple`` for ``multi_select``.  A missing
+   ``input_type`` is inferred (options present → choice, otherwise text); a missing
+   ``id`` becomes ``q<n>``.
+2. **Strict validation** — non-empty ``questions``; ids non-blank and unique; non-empty
+   question text; choice questions need options, text questions have none; option
+   values non-blank and unique; defaults must be option values; booleans are booleans.
+
+Errors accumulate (every problem is reported at once, so a model can fix them all in one
+retry) as ``{"code", "path", "message"}`` dicts.  Paths are **1-based** like
+``questionnaire_async``'s: ``questions``, ``questions[2]``, ``questions[2].id``,
+``questions[2].options[3]``, ``questions[2].default``.  Codes are
+``interactive_form.<suffix>``; answer errors (:func:`validate_form_answers`) are
+``interactive_form.answer.<suffix>`` with paths ``answers.<question id>``.
+
+Normalized question (what ``render_payload.questions`` holds)::
+
+    {"id": "q1", "question": "…", "input_type": "choice" | "text",
+     "options": [{"label": "…", "value": "…"}],   # [] for text
+     "multi_select": bool,                          # False for text
+     "multiline": bool,                             # text only: textarea vs input
+     "required": bool, "default": str | list[str] | None, "placeholder": str}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "interactive_form"
+MAX_QUESTIONS = 50
+MAX_OPTIONS = 100
+MAX_TEXT_ANSWER = 10_000
+
+QUESTION_TEXT_KEYS = ("question", "title", "text", "prompt", "label")
+INPUT_TYPE_KEYS = ("input_type", "inputType", "type")
+MULTI_KEYS = ("multi_select", "multiSelect", "multiple", "allow_multiple")
+
+# alias -> (input_type, implied multi_select or None, implied multiline)
+TYPE_ALIASES: dict[str, tuple[str, bool | None, bool]] = {
+    "choice": ("choice", None, False),
+    "select": ("choice", None, False),
+    "options": ("choice", None, False),
+    "single_select": ("choice", False, False),
+    "single_choice": ("choice", False, False),
+    "single": ("choice", False, False),
+    "radio": ("choice", False, False),
+    "dropdown": ("choice", False, False),
+    "multi_select": ("choice", True, False),
+    "multiselect": ("choice", True, False),
+    "multiple_select": ("choice", True, False),
+    "multiple_choice": ("choice", True, False),
+    "multi_choice": ("choice", True, False),
+    "multi": ("choice", True, False),
+    "checkbox": ("choice", True, False),
+    "checkboxes": ("choice", True, False),
+    "text": ("text", None, False),
+    "input": ("text", None, False),
+    "string": ("text", None, False),
+    "short_text": ("text", None, False),
+    "free_text": ("text", None, False),
+    "textarea": ("text", None, True),
+    "long_text": ("text", None, True),
+    "paragraph": ("text", None, True),
+    "multiline": ("text", None, True),
+}
+
+_MESSAGES: dict[str, tuple[str, str]] = {
+    "arguments_not_object": (
+        "The arguments must be an object with `questions` (got {received}).",
+        "参数必须是包含 `questions` 的对象（实际为 {received}）。",
+    ),
+    "questions_must_be_list": (
+        "`questions` must be a list of question objects (got {received}).",
+        "`questions` 必须是问题对象数组（实际为 {received}）。",
+    ),
+    "questions_empty": ("`questions` must not be empty.", "`questions` 不能为空数组。"),
+    "questions_too_many": (
+        "At most {limit} questions are allowed (got {count}).",
+        "最多允许 {limit} 个问题（实际 {count} 个）。",
+    ),
+    "question_not_object": (
+        "Each question must be an object (got {received}).",
+        "每个问题必须是对象（实际为 {received}）。",
+    ),
+    "question_id_blank": (
+        "`id` must be a non-blank string.",
+        "`id` 必须是非空字符串。",
+    ),
+    "question_id_duplicate": (
+        "Question id {id} is already used by question {first}.",
+        "问题 id {id} 与第 {first} 题重复。",
+    ),
+    "question_text_required": (
+        "The question needs a non-empty `question` text.",
+        "问题必须提供非空的 `question` 文本。",
+    ),
+    "input_type_invalid": (
+        "`input_type` {value} is not one of: choice, text (or a known alias).",
+        "`input_type` {value} 无效，可选：choice、text（或已知别名）。",
+    ),
+    "options_required": (
+        "A choice question needs a non-empty `options` list.",
+        "choice 题必须提供非空的 `options` 数组。",
+    ),
+    "options_not_allowed": (
+        "A text question must not have `options`.",
+        "text 题不能有 `options`。",
+    ),
+    "options_too_many": (
+        "At most {limit} options are allowed (got {count}).",
+        "最多允许 {limit} 个选项（实际 {count} 个）。",
+    ),
+    "option_invalid": (
+        "Each option must be a non-empty string or a {{label, value}} object.",
+        "每个选项必须是非空字符串或 {{label, value}} 对象。",
+    ),
+    "option_value_duplicate": (
+        "Option value {value} is already used by option {first}.",
+        "选项值 {value} 与第 {first} 个选项重复。",
+    ),
+    "flag_invalid": (
+        "`{name}` must be true or false (got {received}).",
+        "`{name}` 必须是 true 或 false（实际为 {received}）。",
+    ),
+    "text_field_invalid": (
+        "`{name}` must be a string (got {received}).",
+        "`{name}` 必须是字符串（实际为 {received}）。",
+    ),
+    "default_invalid": (
+        "`default` must be {expected} (got {received}).",
+        "`default` 必须是{expected}（实际为 {received}）。",
+    ),
+    "default_not_in_options": (
+        "`default` {value} is not one of the option values: {allowed}.",
+        "`default` {value} 不在选项值中：{allowed}。",
+    ),
+    "answer.answers_invalid": (
+        "`answers` must be an object mapping question ids to values (got {received}).",
+        "`answers` 必须是以问题 id 为键的对象（实际为 {received}）。",
+    ),
+    "answer.unknown_question": (
+        "There is no question with id {id}.",
+        "不存在 id 为 {id} 的问题。",
+    ),
+    "answer.required": ("This question needs an answer.", "此题必须回答。"),
+    "answer.wrong_type": (
+        "The answer must be {expected} (got {received}).",
+        "答案必须是{expected}（实际为 {received}）。",
+    ),
+    "answer.not_an_option": (
+        "{value} is not one of the options: {allowed}.",
+        "{value} 不是可选项：{allowed}。",
+    ),
+    "answer.too_long": (
+        "The answer is {length} characters long; the limit is {limit}.",
+        "答案长度为 {length} 个字符，上限为 {limit}。",
+    ),
+}
+
+_EXPECTED = {
+    "option": ("an option value (string)", "选项值（字符串）"),
+    "options": ("a list of option values", "选项值数组"),
+    "string": ("a string", "字符串"),
+}
+
+
+@dataclass(frozen=True)
+class FormNormalization:
+    """The outcome of :func:`normalize_interactive_form`: questions or errors, never both."""
+
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """The outcome of :func:`validate_form_answers`: cleaned answers or per-field errors."""
+
+    answers: dict[str, str | list[str]] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _is_zh(lang: str) -> bool:
+    return lang.lower().startswith("zh")
+
+
+def _received(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    return repr(value) if not isinstance(value, str) else f"“{value}”"
+
+
+class _Errors:
+    def __init__(self, lang: str) -> None:
+        self.zh = _is_zh(lang)
+        self.items: list[dict[str, str]] = []
+
+    def add(self, suffix: str, path: str, **details: Any) -> None:
+        english, chinese = _MESSAGES[suffix]
+        if "expected" in details:
+            details["expected"] = _EXPECTED[details["expected"]][1 if self.zh else 0]
+        message = (chinese if self.zh else english).format(**details)
+        self.items.append({"code": f"{PREFIX}.{suffix}", "path": path, "message": message})
+
+
+def normalize_interactive_form(arguments: Any, *, lang: str = "en") -> FormNormalization:
+    """Normalize ``interactive_form_question`` arguments ``{"questions": [...]}``.
+
+    Never raises, whatever ``arguments`` is.  ``lang`` picks the message language
+    (``en`` or ``zh…``); codes and paths don't depend on it.
+    """
+    errors = _Errors(lang)
+    if not isinstance(arguments, dict):
+        errors.add("arguments_not_object", "", received=_received(arguments))
+        return FormNormalization(errors=errors.items)
+    raw = arguments.get("questions")
+    if not isinstance(raw, list):
+        errors.add("questions_must_be_list", "questions", received=_received(raw))
+        return FormNormalization(errors=errors.items)
+    if not raw:
+        errors.add("questions_empty", "questions")
+        return FormNormalization(errors=errors.items)
+    if len(raw) > MAX_QUESTIONS:
+        errors.add("questions_too_many", "questions", limit=MAX_QUESTIONS, count=len(raw))
+        return FormNormalization(errors=errors.items)
+    seen: dict[str, int] = {}
+    questions = [_question(item, n, seen, errors) for n, item in enumerate(raw, start=1)]
+    if errors.items:
+        return FormNormalization(errors=errors.items)
+    return FormNormalization(questions=[q for q in questions if q is not None])
+
+
+def _first(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]:
+    for key in keys:
+        if key in item and item[key] is not None:
+            return key, item[key]
+    return keys[0], None
+
+
+def _question(item: Any, n: int, seen: dict[str, int], errors: _Errors) -> dict[str, Any] | None:
+    path = f"questions[{n}]"
+    if not isinstance(item, dict):
+        errors.add("question_not_object", path, received=_received(item))
+        return None
+    qid = _question_id(item, n, path, seen, errors)
+    _key, text = _first(item, QUESTION_TEXT_KEYS)
+    if not isinstance(text, str) or not text.strip():
+        errors.add("question_text_required", f"{path}.question")
+        text = ""
+    input_type, implied_multi, multiline = _input_type(item, path, errors)
+    multi = _flag(item, MULTI_KEYS, path, errors)
+    required = _flag(item, ("required",), path, errors)
+    placeholder = _string_field(item, "placeholder", path, errors)
+    has_options = item.get("options") is not None
+    options: list[dict[str, str]] = []
+    if input_type == "choice":
+        options = _options(item.get("options"), path, errors)
+    elif input_type == "text" and has_options:
+        errors.add("options_not_allowed", f"{path}.options")
+    is_multi = input_type == "choice" and bool(multi if multi is not None else implied_multi)
+    default = _default(item.get("default"), input_type, is_multi, options, path, errors)
+    return {
+        "id": qid,
+        "question": text.strip(),
+        "input_type": input_type,
+        "options": options,
+        "multi_select": is_multi,
+        "multiline": input_type == "text" and multiline,
+        "required": bool(required),
+        "default": default,
+        "placeholder": placeholder,
+    }
+
+
+def _question_id(
+    item: dict[str, Any], n: int, path: str, seen: dict[str, int], errors: _Errors
+) -> str:
+    raw = item.get("id")
+    if raw is None:
+        qid = f"q{n}"
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        qid = str(raw)
+    elif isinstance(raw, str) and raw.strip():
+        qid = raw.strip()
+    else:
+        errors.add("question_id_blank", f"{path}.id")
+        return ""
+    if qid in seen:
+        errors.add("question_id_duplicate", f"{path}.id", id=_show(qid), first=seen[qid])
+    else:
+        seen[qid] = n
+    return qid
+
+
+def _input_type(item: dict[str, Any], path: str, errors: _Errors) -> tuple[str, bool | None, bool]:
+    key, raw = _first(item, INPUT_TYPE_KEYS)
+    if raw is None:
+        return ("choice", None, False) if item.get("options") is not None else ("text", None, False)
+    alias = raw.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(raw, str) else ""
+    if alias not in TYPE_ALIASES:
+        errors.add("input_type_invalid", f"{path}.input_type", value=_show(raw))
+        return ("", None, False)
+    return TYPE_ALIASES[alias]
+
+
+def _flag(item: dict[str, Any], keys: tuple[str, ...], path: str, errors: _Errors) -> bool | None:
+    key, raw = _first(item, keys)
+    if raw is None or isinstance(raw, bool):
+        return raw
+    errors.add("flag_invalid", f"{path}.{keys[0]}", name=keys[0], received=_received(raw))
+    return None
+
+
+def _string_field(item: dict[str, Any], name: str, path: str, errors: _Errors) -> str:
+    raw = item.get(name)
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        errors.add("text_field_invalid", f"{path}.{name}", name=name, received=_received(raw))
+        return ""
+    return raw.strip()
+
+
+def _options(raw: Any, path: str, errors: _Errors) -> list[dict[str, str]]:
+    if not isinstance(raw, list) or not raw:
+        errors.add("options_required", f"{path}.options")
+        return []
+    if len(raw) > MAX_OPTIONS:
+        errors.add("options_too_many", f"{path}.options", limit=MAX_OPTIONS, count=len(raw))
+        return []
+    options: list[dict[str, str]] = []
+    seen: dict[str, int] = {}
+    for n, entry in enumerate(raw, start=1):
+        option = _option(entry)
+        if option is None:
+            errors.add("option_invalid", f"{path}.options[{n}]")
+            continue
+        value = option["value"]
+        if value in seen:
+            errors.add(
+                "option_value_duplicate",
+                f"{path}.options[{n}]",
+                value=_show(value),
+                first=seen[value],
+            )
+            continue
+        seen[value] = n
+        options.append(option)
+    return options
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _option(entry: Any) -> dict[str, str] | None:
+    if not isinstance(entry, dict):
+        text = _scalar(entry)
+        return {"label": text, "value": text} if text is not None else None
+    label = next(
+        (s for k in ("label", "text", "title", "name") if (s := _scalar(entry.get(k)))), None
+    )
+    value = next((s for k in ("value", "id", "key") if (s := _scalar(entry.get(k)))), None)
+    if label is None and value is None:
+        return None
+    return {"label": label or value or "", "value": value or label or ""}
+
+
+def _default(
+    raw: Any,
+    input_type: str,
+    multi: bool,
+    options: list[dict[str, str]],
+    path: str,
+    errors: _Errors,
+) -> str | list[str] | None:
+    if raw is None or input_type == "":
+        return [] if multi else None
+    where = f"{path}.default"
+    if input_type == "text":
+        if not isinstance(raw, str):
+            errors.add("default_invalid", where, expected="string", received=_received(raw))
+            return None
+        return raw
+    if not options:
+        return [] if multi else None  # the options error is already reported
+    by_label = {o["label"]: o["value"] for o in options}
+    values = {o["value"] for o in options}
+    items = raw if multi and isinstance(raw, list) else [raw]
+    if not multi and isinstance(raw, list):
+        errors.add("default_invalid", where, expected="option", received="array")
+        return None
+    chosen: list[str] = []
+    allowed = ", ".join(_show(o["value"]) for o in options)
+    for entry in items:
+        text = _scalar(entry)
+        value = text if text in values else by_label.get(text or "")
+        if value is None:
+            errors.add("default_not_in_options", where, value=_show(entry), allowed=allowed)
+        elif value not in chosen:
+            chosen.append(value)
+    if multi:
+        return chosen
+    return chosen[0] if chosen else None
+
+
+def validate_form_answers(
+    questions: list[dict[str, Any]], answers: Any, *, lang: str = "en"
+) -> AnswerCheck:
+    """Check a user's answers ``{question_id: value | [values]}`` against normalized
+    questions: known ids, required answers present, option membership, sizes.
+
+    Single choice and text answers are strings; multiple choice answers are lists of
+    option values (a lone string is accepted as a one-item list).  Missing optional
+    answers become ``""`` / ``[]``.  Errors have paths ``answers.<question id>``.
+    """
+    errors = _Errors(lang)
+    if not isinstance(answers, dict):
+        errors.add("answer.answers_invalid", "answers", received=_received(answers))
+        return AnswerCheck(errors=errors.items)
+    known = {q["id"] for q in questions}
+    for key in answers:
+        if key not in known:
+            errors.add("answer.unknown_question", f"answers.{key}", id=_show(key))
+    cleaned: dict[str, str | list[str]] = {}
+    for question in questions:
+        value = _answer(question, answers.get(question["id"]), errors)
+        if value is not None:
+            cleaned[question["id"]] = value
+    if errors.items:
+        return AnswerCheck(errors=errors.items)
+    return AnswerCheck(answers=cleaned)
+
+
+def _answer(question: dict[str, Any], raw: Any, errors: _Errors) -> str | list[str] | None:
+    path = f"answers.{question['id']}"
+    if question["input_type"] == "text":
+        if raw is None:
+            raw = ""
+        if not isinstance(raw, str):
+            errors.add("answer.wrong_type", path, expected="string", received=_received(raw))
+            return None
+        if len(raw) > MAX_TEXT_ANSWER:
+            errors.add("answer.too_long", path, length=len(raw), limit=MAX_TEXT_ANSWER)
+            return None
+        if question["required"] and not raw.strip():
+            errors.add("answer.required", path)
+            return None
+        return raw
+    values = [o["value"] for o in question["options"]]
+    allowed = ", ".join(_show(v) for v in values)
+    if question["multi_select"]:
+        items = [] if raw is None or raw == "" else [raw] if isinstance(raw, str) else raw
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            errors.add("answer.wrong_type", path, expected="options", received=_received(raw))
+            return None
+        bad = [v for v in items if v not in values]
+        for value in bad:
+            errors.add("answer.not_an_option", path, value=_show(value), allowed=allowed)
+        if question["required"] and not items:
+            errors.add("answer.required", path)
+        chosen = [v for v in values if v in items]  # option order, no duplicates
+        return None if bad or (question["required"] and not items) else chosen
+    if raw is None:
+        raw = ""
+    if not isinstance(raw, str):
+        errors.add("answer.wrong_type", path, expected="option", received=_received(raw))
+        return None
+    if raw and raw not in values:
+        errors.add("answer.not_an_option", path, value=_show(raw), allowed=allowed)
+        return None
+    if question["required"] and not raw:
+        errors.add("answer.required", path)
+        return None
+    return raw
