@@ -151,7 +151,8 @@ def build_response(
         "answers": [item for item in items if item is not None],
     }
     tag = response_tag(questionnaire.name)
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    # "</" is written "<\/" (same JSON value) so typed text can never close the tag early.
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     envelope = f"<{tag}>{body}</{tag}>"
     return BuiltResponse(
         envelope=envelope, display=display_text(questionnaire, payload, lang), payload=payload
