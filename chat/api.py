@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.urls import reverse
@@ -109,7 +109,7 @@ async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase
     if request.method != "GET":
         return HttpResponse(status=405)
     try:
-        conversation = await sync_to_async(authorize)()
+        conversation = await database_sync_to_async(authorize)()
     except ChatError as error:
         return error_response(error)
     last = parse_last_event_id(

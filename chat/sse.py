@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import StreamingHttpResponse
@@ -56,7 +56,8 @@ async def conversation_stream(
         # Tell EventSource how long to wait before reconnecting, then catch up.
         yield b"retry: 1000\n: connected\n\n"
         while True:
-            events = await sync_to_async(event_list_after)(
+            # database_sync_to_async closes the connection afterwards (streams are long-lived).
+            events = await database_sync_to_async(event_list_after)(
                 conversation_id=conversation_id, after_id=cursor
             )
             for event in events:

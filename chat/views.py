@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.http import (
     HttpRequest,
@@ -105,7 +105,7 @@ async def conversation_events(request: HttpRequest, conversation_id: int) -> Htt
     if not user.is_authenticated:
         return HttpResponse(status=401)
     try:
-        conversation = await sync_to_async(selectors.conversation_get_for_user)(
+        conversation = await database_sync_to_async(selectors.conversation_get_for_user)(
             user=user, conversation_id=conversation_id
         )
     except NotFound:

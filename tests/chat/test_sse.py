@@ -4,7 +4,7 @@ import asyncio
 import json
 
 import pytest
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 
 from chat.services import event_emit
 from chat.sse import conversation_stream, format_event, parse_last_event_id
@@ -48,7 +48,7 @@ async def _collect(stream, count: int, timeout: float = 5.0) -> list[dict]:
 
 
 async def test_replay_then_live_then_resume(conversation):
-    emit = sync_to_async(event_emit)
+    emit = database_sync_to_async(event_emit)
     first = await emit(conversation_id=conversation.pk, name="run_started", data={"n": 1})
     await emit(conversation_id=conversation.pk, name="text_delta", data={"n": 2})
 
@@ -89,7 +89,7 @@ async def test_events_endpoint_requires_owner(async_client, user, other_user, co
 
 
 async def test_events_endpoint_streams(async_client, user, conversation):
-    await sync_to_async(event_emit)(
+    await database_sync_to_async(event_emit)(
         conversation_id=conversation.pk, name="run_started", data={"run_id": 1}
     )
     await async_client.aforce_login(user)
