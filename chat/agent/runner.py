@@ -22,6 +22,15 @@ logger = logging.getLogger(__name__)
 TurnFunction = Callable[[Run], str]
 
 
+class RunFailed(Exception):
+    """A turn function's expected failure: a stable `code` and a human `message`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 def echo_turn(run: Run) -> str:
     """The placeholder agent: repeats the user's message."""
     text = run.trigger_message.content if run.trigger_message else ""
@@ -34,6 +43,8 @@ def echo_turn(run: Run) -> str:
 # kind -> dotted path of its turn function (imported lazily, so kinds stay independent).
 AGENTS: dict[str, str] = {
     "echo": "chat.agent.runner.echo_turn",
+    "scripted": "chat.agent.turn.scripted_turn",
+    "openai": "chat.agent.turn.openai_turn",
 }
 
 
@@ -51,26 +62,42 @@ def run_execute(*, run_id: int) -> None:
     run.status = RunStatus.RUNNING
     run.started_at = timezone.now()
     run.save(update_fields=["status", "started_at"])
-    conversation_id = run.conversation_id
-    event_emit(conversation_id=conversation_id, name="run_started", data={"run_id": run.pk})
-    try:
-        stop_reason = turn_function(run.conversation.agent)(run)
-        status = RunStatus.FINISHED
-    except Exception as exc:
-        logger.exception("run %s failed", run.pk)
-        stop_reason, status = StopReason.ERROR, RunStatus.FAILED
-        run.error = f"{type(exc).__name__}: {exc}"
-        event_emit(
-            conversation_id=conversation_id,
-            name="error",
-            data={"run_id": run.pk, "code": "run_failed", "message": str(exc)},
-        )
+    event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+    stop_reason: str
+    status: str
+    if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
+        stop_reason, status = StopReason.CANCELLED, RunStatus.CANCELLED
+    else:
+        stop_reason, status = _turn(run)
     run.status = status
     run.stop_reason = stop_reason
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "stop_reason", "finished_at", "error"])
     event_emit(
-        conversation_id=conversation_id,
+        conversation_id=run.conversation_id,
         name="run_finished",
         data={"run_id": run.pk, "stop_reason": stop_reason, "status": status},
     )
+
+
+def _turn(run: Run) -> tuple[str, str]:
+    """Run the kind's turn function; returns (stop_reason, status)."""
+    try:
+        stop_reason = turn_function(run.conversation.agent)(run)
+    except RunFailed as exc:
+        logger.warning("run %s failed: %s %s", run.pk, exc.code, exc.message)
+        code, message = exc.code, exc.message
+    except Exception as exc:
+        logger.exception("run %s failed", run.pk)
+        code, message = "run_failed", f"{type(exc).__name__}: {exc}"
+    else:
+        if stop_reason == StopReason.CANCELLED:
+            return stop_reason, RunStatus.CANCELLED
+        return stop_reason, RunStatus.FINISHED
+    run.error = message
+    event_emit(
+        conversation_id=run.conversation_id,
+        name="error",
+        data={"run_id": run.pk, "code": code, "message": message},
+    )
+    return StopReason.ERROR, RunStatus.FAILED

@@ -1,0 +1,82 @@
+"""The model's view of a conversation: OpenAI-format messages built from the database.
+
+Hidden messages (self-check diagnostics and the invalid replies they refer to) are
+included — the model must see what it is repairing — while the chat never shows them.
+Runtime bookkeeping the model should not read is left out, and tool calls without a
+stored result (a crashed run) are dropped so the endpoint accepts the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from chat.models import Conversation, Message, Role
+
+# Message kinds (metadata["kind"]) that never go to the model.
+EXCLUDED_KINDS = frozenset({"run_error"})
+
+
+def system_prompt_for(lang: str) -> str:
+    try:
+        from questionnaires.protocol import system_prompt
+    except ImportError:  # the protocol core without a prompt: a minimal, honest default
+        return "You are a helpful assistant."
+    return system_prompt(lang)
+
+
+def context_messages(*, conversation: Conversation) -> list[dict[str, Any]]:
+    """System prompt + every message of the conversation, in order."""
+    stored = list(conversation.messages.order_by("seq"))
+    answered = {m.tool_call_id for m in stored if m.role == Role.TOOL and m.tool_call_id}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_prompt_for(conversation.language)}
+    ]
+    issued: set[str] = set()
+    for message in stored:
+        if (message.metadata or {}).get("kind") in EXCLUDED_KINDS:
+            continue
+        item = _to_openai(message, answered, issued)
+        if item is not None:
+            messages.append(item)
+    return messages
+
+
+def _to_openai(message: Message, answered: set[str], issued: set[str]) -> dict[str, Any] | None:
+    if message.role == Role.TOOL:
+        if message.tool_call_id not in issued:
+            return None
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == Role.ASSISTANT:
+        calls = [c for c in _calls(message.tool_calls) if c["id"] in answered]
+        issued.update(c["id"] for c in calls)
+        if not calls and not message.content.strip():
+            return None
+        item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+        if calls:
+            item["tool_calls"] = calls
+        return item
+    role = message.role if message.role in (Role.USER, Role.SYSTEM) else Role.USER
+    return {"role": str(role), "content": message.content}
+
+
+def _calls(raw: Iterable[Any] | None) -> list[dict[str, Any]]:
+    """Normalize stored tool calls to the OpenAI shape (arguments as a JSON string)."""
+    calls = []
+    for call in raw or []:
+        if not isinstance(call, dict) or not call.get("id"):
+            continue
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        name = str(function.get("name", ""))
+        calls.append(
+            {
+                "id": str(call["id"]),
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        )
+    return calls

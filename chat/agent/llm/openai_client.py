@@ -1,0 +1,97 @@
+"""Any OpenAI-compatible chat-completions endpoint, streamed, with tool calling.
+
+Uses the official `openai` package. Tool-call fragments are assembled by `index` the
+way the API streams them (id and name first, arguments in pieces). Every failure —
+HTTP status, timeout, connection, a stream that breaks off — becomes an `LLMError`
+with a stable code; retries are left to the user (the Retry button), not hidden here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from chat.agent.events import ToolCall
+
+from .base import Completion, LLMError
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _error(exc: Exception) -> LLMError:
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError("llm_timeout", "The model did not answer in time.")
+    if isinstance(exc, openai.RateLimitError):
+        return LLMError("llm_rate_limited", "The model endpoint is rate limiting (HTTP 429).")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(
+            "llm_http_error", f"The model endpoint answered HTTP {exc.status_code}: {exc.message}"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError("llm_unreachable", f"The model endpoint is unreachable: {exc}")
+    return LLMError("llm_stream_broken", f"The model stream broke off: {type(exc).__name__}")
+
+
+class OpenAIClient:
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float = 60.0) -> None:
+        if not model:
+            raise LLMError("llm_not_configured", "LLM_MODEL is not set.")
+        self.model = model
+        self.client = openai.OpenAI(
+            base_url=base_url or None,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    def stream(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> Iterator[str | Completion]:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": True}
+        if tools:
+            kwargs["tools"] = list(tools)
+        text: list[str] = []
+        calls: dict[int, _PartialCall] = {}
+        finish = ""
+        try:
+            response = self.client.chat.completions.create(**kwargs)
+            for chunk in response:
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    for fragment in (delta.tool_calls if delta is not None else None) or []:
+                        _merge(calls.setdefault(fragment.index, _PartialCall()), fragment)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except LLMError:
+            raise
+        except Exception as exc:  # openai errors, httpx stream errors, bad JSON chunks
+            raise _error(exc) from exc
+        if not finish:  # the connection closed before the model finished its turn
+            raise LLMError("llm_stream_broken", "The model stream ended before it finished.")
+        tool_calls = tuple(
+            ToolCall(id=p.id or f"call_{i}", name=p.name, arguments="".join(p.arguments))
+            for i, p in sorted(calls.items())
+        )
+        yield Completion("".join(text), tool_calls, finish)
+
+
+def _merge(partial: _PartialCall, fragment: Any) -> None:
+    if fragment.id:
+        partial.id = fragment.id
+    function = fragment.function
+    if function is not None:
+        if function.name and not partial.name:
+            partial.name = function.name
+        if function.arguments:
+            partial.arguments.append(function.arguments)

@@ -1,0 +1,150 @@
+"""An offline backend that replays a YAML script of assistant turns.
+
+A script is a list of *steps*, one per user message of the conversation; each step is
+a list of *turns*, one per model call of that run (a tool step, a self-check repair and
+the final reply are separate turns). A turn has `text`, optional `tool_calls`
+(`name` + `arguments` — an object, or a string sent verbatim so scripts can send
+malformed JSON) and optional `error` (`code`, `message`) to simulate a backend failure.
+
+```yaml
+stream: {chunk_chars: 16, delay_seconds: 0}
+steps:
+  - max_iterations: 2          # optional: a smaller loop limit for this step
+    turns:
+      - text: "Let me ask you."
+        tool_calls: [{name: questionnaire_async, arguments: {questions: []}}]
+fallback:
+  turns: [{text: "The script is over."}]
+```
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chat.agent.events import ToolCall
+
+from .base import Completion, LLMError
+
+SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
+
+
+class ScriptError(ValueError):
+    """The script file is malformed."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    error: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    turns: tuple[Turn, ...]
+    max_iterations: int | None = None
+
+
+@dataclass(frozen=True)
+class Script:
+    steps: tuple[Step, ...]
+    fallback: Step = field(default_factory=lambda: Step((Turn("(end of script)"),)))
+    chunk_chars: int = 16
+    delay_seconds: float = 0.0
+
+    def step(self, index: int) -> Step:
+        return self.steps[index] if 0 <= index < len(self.steps) else self.fallback
+
+
+def _turn(data: Any, where: str) -> Turn:
+    if not isinstance(data, Mapping):
+        raise ScriptError(f"{where}: a turn must be a mapping")
+    calls = []
+    for n, call in enumerate(data.get("tool_calls") or [], start=1):
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            raise ScriptError(f"{where}.tool_calls[{n}]: needs a name")
+        arguments = call.get("arguments", {})
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        calls.append(ToolCall(id=str(call.get("id") or ""), name=call["name"], arguments=raw))
+    error = data.get("error")
+    err = (str(error.get("code", "llm_error")), str(error.get("message", ""))) if error else None
+    return Turn(text=str(data.get("text") or ""), tool_calls=tuple(calls), error=err)
+
+
+def _step(data: Any, where: str) -> Step:
+    if not isinstance(data, Mapping) or not isinstance(data.get("turns"), list):
+        raise ScriptError(f"{where}: a step needs a list of turns")
+    turns = tuple(_turn(t, f"{where}.turns[{n}]") for n, t in enumerate(data["turns"], 1))
+    limit = data.get("max_iterations")
+    return Step(turns=turns, max_iterations=int(limit) if limit else None)
+
+
+def script_parse(text: str) -> Script:
+    data = yaml.safe_load(text)
+    if not isinstance(data, Mapping) or not isinstance(data.get("steps"), list):
+        raise ScriptError("a script needs a list of steps")
+    steps = tuple(_step(s, f"steps[{n}]") for n, s in enumerate(data["steps"], 1))
+    stream = data.get("stream") or {}
+    fallback = _step(data["fallback"], "fallback") if data.get("fallback") else None
+    return Script(
+        steps=steps,
+        fallback=fallback or Script(steps=()).fallback,
+        chunk_chars=int(stream.get("chunk_chars", 16)),
+        delay_seconds=float(stream.get("delay_seconds", 0.0)),
+    )
+
+
+def script_load(name: str, lang: str = "en") -> Script:
+    """`scripts/<name>.<lang>.yaml`, falling back to English."""
+    code = "zh-hans" if lang.lower().startswith("zh") else "en"
+    path = SCRIPTS_DIR / f"{name}.{code}.yaml"
+    if not path.exists():
+        path = SCRIPTS_DIR / f"{name}.en.yaml"
+    return script_parse(path.read_text(encoding="utf-8"))
+
+
+class ScriptedClient:
+    """Replays the turns of one step, one per `stream` call; then repeats the last turn's
+    text-only form so a run can always end."""
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        *,
+        chunk_chars: int = 16,
+        delay_seconds: float = 0.0,
+        call_prefix: str = "call",
+    ) -> None:
+        self.turns = list(turns)
+        self.chunk_chars = max(chunk_chars, 1)
+        self.delay_seconds = delay_seconds
+        self.call_prefix = call_prefix
+        self.calls = 0
+        self.seen: list[list[dict[str, Any]]] = []  # the context of every call (tests)
+
+    def stream(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> Iterator[str | Completion]:
+        self.seen.append([dict(m) for m in messages])
+        index = self.calls
+        self.calls += 1
+        turn = self.turns[index] if index < len(self.turns) else Turn("(end of script)")
+        if turn.error:
+            raise LLMError(*turn.error)
+        for start in range(0, len(turn.text), self.chunk_chars):
+            if self.delay_seconds:
+                time.sleep(self.delay_seconds)
+            yield turn.text[start : start + self.chunk_chars]
+        calls = tuple(
+            ToolCall(c.id or f"{self.call_prefix}_{index + 1}_{n}", c.name, c.arguments)
+            for n, c in enumerate(turn.tool_calls, start=1)
+        )
+        yield Completion(turn.text, calls, "tool_calls" if calls else "stop")

@@ -1,0 +1,241 @@
+"""The agent loop (SimpleAgent): call the model, run its tools, repeat until the turn ends.
+
+Pure Python — no Django. It takes an `LLMClient`, a tuple of tools and the model
+context (OpenAI-format messages), and yields typed events (`chat.agent.events`); the
+caller persists and streams them. The loop never invents user input: a turn that needs
+the user ends with `awaiting_user_input`, `deferred`, `max_iterations` or
+`loop_detected`, and the user's next message starts a new run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from questionnaires.protocol import QuestionnaireSegment, parse_message, self_check
+
+from .events import (
+    AgentEvent,
+    AssistantMessage,
+    IterationStarted,
+    RunStopped,
+    SelfCheckFailed,
+    Stop,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolResult,
+    ToolResultEvent,
+)
+from .llm.base import Completion, LLMClient, LLMError
+from .notices import loop_recovery_notice, pause_notice
+from .tools.base import Tool, ToolContext, ends_awaiting_user, is_deferred
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    lang: str = "en"
+    max_iterations: int = 50
+    self_check_attempts: int = 3
+    # This many consecutive tool steps with identical calls count as a loop.
+    loop_repeat_limit: int = 3
+    tool_extra: dict[str, Any] = field(default_factory=dict)
+
+
+# A sub-step yields events and returns the stop event, or None to keep going.
+_Step = Generator[AgentEvent, None, "RunStopped | None"]
+
+
+class _Stopped(Exception):
+    def __init__(self, event: RunStopped) -> None:
+        super().__init__(event.stop_reason)
+        self.event = event
+
+
+def has_questionnaire(content: str) -> bool:
+    """Does the reply carry an answerable inline questionnaire?"""
+    segments = parse_message(content, message_id="reply")
+    return any(isinstance(s, QuestionnaireSegment) for s in segments)
+
+
+def error_result(code: str, message: str) -> dict[str, Any]:
+    return {"success": False, "status": "error", "error_code": code, "message": message}
+
+
+def run_loop(
+    *,
+    client: LLMClient,
+    tools: Sequence[Tool],
+    messages: Sequence[dict[str, Any]],
+    config: LoopConfig | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Iterator[AgentEvent]:
+    """Run one turn; the last event is always `RunStopped`."""
+    loop = _Loop(client, tools, messages, config or LoopConfig(), cancelled)
+    try:
+        yield from loop.run()
+    except _Stopped as stopped:
+        yield stopped.event
+
+
+class _Loop:
+    def __init__(
+        self,
+        client: LLMClient,
+        tools: Sequence[Tool],
+        messages: Sequence[dict[str, Any]],
+        config: LoopConfig,
+        cancelled: Callable[[], bool],
+    ) -> None:
+        self.client = client
+        self.tools = {tool.name: tool for tool in tools}
+        self.schemas = [tool.schema() for tool in tools]
+        self.history = list(messages)
+        self.config = config
+        self.cancelled = cancelled
+        self.iteration = 0
+        self.failed_checks = 0
+        self.required_names: frozenset[str] = frozenset()
+        self.signatures: list[tuple[tuple[str, str], ...]] = []
+        self.context = ToolContext(lang=config.lang, extra=config.tool_extra)
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled():
+            raise _Stopped(RunStopped(Stop.CANCELLED))
+
+    def run(self) -> Iterator[AgentEvent]:
+        while True:
+            self._check_cancelled()
+            if self.iteration >= self.config.max_iterations:
+                notice = pause_notice(lang=self.config.lang, limit=self.config.max_iterations)
+                yield AssistantMessage(notice, kind="pause")
+                yield RunStopped(Stop.MAX_ITERATIONS)
+                return
+            self.iteration += 1
+            yield IterationStarted(self.iteration)
+            completion = yield from self._call_model()
+            if completion.tool_calls:
+                stop = yield from self._tool_step(completion)
+            else:
+                stop = yield from self._final_reply(completion.content)
+            if stop is not None:
+                yield stop
+                return
+
+    def _call_model(self) -> Generator[AgentEvent, None, Completion]:
+        """Stream one model call; returns its `Completion` (via `yield from`)."""
+        completion: Completion | None = None
+        try:
+            for chunk in self.client.stream(self.history, self.schemas):
+                if isinstance(chunk, Completion):
+                    completion = chunk
+                elif chunk:
+                    yield TextDelta(self.iteration, chunk)
+                    self._check_cancelled()
+        except LLMError as exc:
+            raise _Stopped(RunStopped(Stop.ERROR, exc.code, exc.message)) from exc
+        if completion is None:
+            message = "The model stream ended without a completion."
+            raise _Stopped(RunStopped(Stop.ERROR, "llm_incomplete", message))
+        return completion
+
+    # --- tools ---------------------------------------------------------------------
+
+    def _tool_step(self, completion: Completion) -> _Step:
+        results: list[ToolResult] = []
+        failure: RunStopped | None = None
+        for call in completion.tool_calls:
+            yield ToolCallEvent(call)
+            if failure is None:
+                result, failure = self._execute(call)
+            else:
+                result = error_result("NOT_EXECUTED", "Skipped after an earlier tool failed.")
+            results.append(ToolResult(call, result))
+            yield ToolResultEvent(call, result)
+        yield AssistantMessage(completion.content, completion.tool_calls, tuple(results))
+        self.history.append(_assistant_dict(completion.content, completion.tool_calls))
+        self.history.extend(_tool_dict(r) for r in results)
+        if failure is not None:
+            return failure
+        if any(is_deferred(r.result) for r in results):
+            return RunStopped(Stop.DEFERRED)
+        if any(ends_awaiting_user(r.result) for r in results):
+            return RunStopped(Stop.AWAITING_USER_INPUT)
+        return (yield from self._detect_loop(completion.tool_calls))
+
+    def _execute(self, call: ToolCall) -> tuple[dict[str, Any], RunStopped | None]:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self.tools) or "none"
+            message = f"Unknown tool {call.name!r}. Available tools: {known}."
+            return error_result("UNKNOWN_TOOL", message), None
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+        except ValueError as exc:
+            message = f"The arguments of {call.name} are not valid JSON: {exc}"
+            stop = RunStopped(Stop.ERROR, "tool_arguments_invalid", message)
+            return error_result("INVALID_JSON", message), stop
+        try:
+            return tool.execute(arguments, self.context), None
+        except Exception as exc:
+            message = f"The tool {call.name} failed: {type(exc).__name__}: {exc}"
+            return error_result("TOOL_EXCEPTION", message), RunStopped(
+                Stop.ERROR, "tool_failed", message
+            )
+
+    def _detect_loop(self, calls: Sequence[ToolCall]) -> _Step:
+        self.signatures.append(tuple((c.name, _canonical(c.arguments)) for c in calls))
+        limit = self.config.loop_repeat_limit
+        recent = self.signatures[-limit:]
+        if limit > 0 and len(recent) == limit and len(set(recent)) == 1:
+            yield AssistantMessage(loop_recovery_notice(lang=self.config.lang), kind="loop")
+            return RunStopped(Stop.LOOP_DETECTED)
+        return None
+
+    # --- final replies and self-check ------------------------------------------------
+
+    def _final_reply(self, content: str) -> _Step:
+        if not content.strip():
+            return RunStopped(Stop.COMPLETED)
+        check = self_check(content, lang=self.config.lang, required_names=self.required_names)
+        if check.passed:
+            yield AssistantMessage(content)
+        else:
+            self.failed_checks += 1
+            if self.failed_checks < self.config.self_check_attempts:
+                diagnostic = check.diagnostic or ""
+                issues = tuple(i.to_dict() for i in check.issues)
+                yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues)
+                self.history.append({"role": "assistant", "content": content})
+                self.history.append({"role": "user", "content": diagnostic})
+                self.required_names = check.failed_names
+                return None  # ask the model again
+            yield AssistantMessage(content, kind="self_check_gave_up")
+        self.history.append({"role": "assistant", "content": content})
+        if has_questionnaire(content):
+            return RunStopped(Stop.AWAITING_USER_INPUT)
+        return RunStopped(Stop.COMPLETED)
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+def _assistant_dict(content: str, calls: Sequence[ToolCall]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        message["tool_calls"] = [c.to_openai() for c in calls]
+    return message
+
+
+def _tool_dict(result: ToolResult) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": result.call.id,
+        "content": json.dumps(result.result, ensure_ascii=False),
+    }

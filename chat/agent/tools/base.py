@@ -1,0 +1,51 @@
+"""What a tool is: a name, a JSON schema for the model, and an `execute` function.
+
+Tools return the JSON object the model sees. Two result flags steer the loop:
+`should_end: true` with `success: true` ends the turn awaiting the user's answer
+(`questionnaire_async`), and `__deferred_user_input__: true` ends it as `deferred`
+(the interactive form tool). A tool that raises ends the run with an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFERRED_FLAG = "__deferred_user_input__"
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about its caller: the language and opaque adapter data
+    (the Django adapter puts `run_id` and `conversation_id` there)."""
+
+    lang: str = "en"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: Callable[[Any, ToolContext], dict[str, Any]]
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI `tools` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+def ends_awaiting_user(result: Mapping[str, Any]) -> bool:
+    return result.get("success") is True and result.get("should_end") is True
+
+
+def is_deferred(result: Mapping[str, Any]) -> bool:
+    return result.get(DEFERRED_FLAG) is True
