@@ -27,6 +27,14 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The production shape: DEBUG off, migrations, collected + compressed static files, several
+# workers. Needs DATABASE_URL and REDIS_URL for more than one worker (see README).
+WORKERS ?= 2
+serve: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	STATIC_MANIFEST=1 $(PY) manage.py collectstatic --noinput -v0
+	STATIC_MANIFEST=1 $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
+
 bench: $(STAMP)
 	$(PY) -m bench
 
