@@ -45,6 +45,7 @@ AGENTS: dict[str, str] = {
     "echo": "chat.agent.runner.echo_turn",
     "scripted": "chat.agent.turn.scripted_turn",
     "openai": "chat.agent.turn.openai_turn",
+    "intake": "chat.intake.agent.intake_turn",
 }
 
 

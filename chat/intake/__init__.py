@@ -1,0 +1,1 @@
+"""The built-in offline intake agent, driven by YAML intake definitions."""
