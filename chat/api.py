@@ -65,7 +65,12 @@ def _post_message(conversation, body: dict[str, Any]) -> Message:
             "invalid_field", _("“tool_call_id” must be a string and “readonly” a boolean.")
         )
     if role == Role.USER:
-        return services.message_post_user(conversation=conversation, content=content)
+        # `interactive_form_answer`: the answer payload of a pending form (spec 003).
+        return services.message_post_user(
+            conversation=conversation,
+            content=content,
+            form_answer=body.get("interactive_form_answer"),
+        )
     services.message_check_size(content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
     return services.message_create(
         conversation=conversation,

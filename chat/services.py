@@ -113,13 +113,23 @@ def message_check_size(content: str, *, limit: int | None = None) -> None:
         )
 
 
-def message_post_user(*, conversation: Conversation, content: str) -> Message:
-    """A person (or an API client) sends a chat message: store it and start the agent."""
-    from chat.agent.dispatch import run_start_for_message
+def message_post_user(
+    *, conversation: Conversation, content: str, form_answer: Any = None
+) -> Message:
+    """A person (or an API client) sends a chat message: store it and start the agent.
 
+    `form_answer` (an `interactive_form_question` answer payload) answers the pending
+    form instead; plain text while a form is pending is refused (spec 003).
+    """
+    from chat.agent.dispatch import run_start_for_message
+    from chat.interactive_forms import interactive_form_answer, interactive_form_refuse_if_pending
+
+    if form_answer is not None:
+        return interactive_form_answer(conversation=conversation, payload=form_answer)
     if not content.strip():
         raise ChatError("message_empty", _("Type a message first."))
     message_check_size(content)
+    interactive_form_refuse_if_pending(conversation=conversation)
     message = message_create(conversation=conversation, role=Role.USER, content=content)
     run_start_for_message(conversation=conversation, message=message)
     return message
