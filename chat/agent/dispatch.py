@@ -10,6 +10,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from chat.agent.heartbeat import run_reap_stale
 from chat.models import AgentKind, Conversation, Message, Run
 
 logger = logging.getLogger(__name__)
@@ -19,6 +20,7 @@ def run_start_for_message(*, conversation: Conversation, message: Message) -> Ru
     """Create the run a new user message triggers; external conversations have none."""
     if conversation.agent == AgentKind.EXTERNAL:
         return None
+    run_reap_stale(conversation_id=conversation.pk)
     run = Run.objects.create(conversation=conversation, trigger_message=message)
     run_dispatch(run_id=run.pk)
     return run

@@ -14,6 +14,7 @@ from importlib import import_module
 
 from django.utils import timezone
 
+from chat.agent.heartbeat import heartbeat, run_claim
 from chat.models import Role, Run, RunStatus, StopReason
 from chat.services import event_emit, message_create
 
@@ -57,19 +58,17 @@ def turn_function(kind: str) -> TurnFunction:
 
 
 def run_execute(*, run_id: int) -> None:
-    run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
-    if run.status != RunStatus.QUEUED:
+    if not run_claim(run_id=run_id):
         return  # already taken (a retried dispatch, a second worker)
-    run.status = RunStatus.RUNNING
-    run.started_at = timezone.now()
-    run.save(update_fields=["status", "started_at"])
+    run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
     event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
     stop_reason: str
     status: str
     if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
         stop_reason, status = StopReason.CANCELLED, RunStatus.CANCELLED
     else:
-        stop_reason, status = _turn(run)
+        with heartbeat(run_id=run.pk):
+            stop_reason, status = _turn(run)
     run.status = status
     run.stop_reason = stop_reason
     run.finished_at = timezone.now()

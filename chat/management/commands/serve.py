@@ -63,8 +63,12 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         try:
+            next_reap = 0.0
             while not stopping:
                 time.sleep(0.5)
+                if time.monotonic() >= next_reap:
+                    next_reap = time.monotonic() + 10
+                    self._reap()
                 for name, proc in list(procs.items()):
                     if proc.poll() is None:
                         continue
@@ -80,3 +84,15 @@ class Command(BaseCommand):
                     proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+    def _reap(self) -> None:
+        """Fail runs whose worker process died (they get a visible retry)."""
+        from chat.agent.heartbeat import run_reap_stale
+
+        try:
+            reaped = run_reap_stale()
+        except Exception as exc:  # the database may be restarting; try again later
+            self.stderr.write(f"reaping stale runs failed: {exc}")
+            return
+        if reaped:
+            self.stderr.write(f"marked runs {reaped} failed: their worker stopped")
