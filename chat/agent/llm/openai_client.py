@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import openai
 
 from chat.agent.events import ToolCall
@@ -26,7 +27,11 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
 
-def _error(exc: Exception) -> LLMError:
+def _error(exc: Exception, *, streaming: bool) -> LLMError:
+    if isinstance(exc, httpx.TimeoutException):  # a read timeout inside the stream
+        return LLMError("llm_timeout", "The model stopped answering mid-stream.")
+    if streaming and not isinstance(exc, openai.APIStatusError | openai.APITimeoutError):
+        return LLMError("llm_stream_broken", f"The model stream broke off: {exc}")
     if isinstance(exc, openai.APITimeoutError):
         return LLMError("llm_timeout", "The model did not answer in time.")
     if isinstance(exc, openai.RateLimitError):
@@ -61,8 +66,10 @@ class OpenAIClient:
         text: list[str] = []
         calls: dict[int, _PartialCall] = {}
         finish = ""
+        streaming = False
         try:
             response = self.client.chat.completions.create(**kwargs)
+            streaming = True
             for chunk in response:
                 for choice in chunk.choices or []:
                     delta = choice.delta
@@ -76,7 +83,7 @@ class OpenAIClient:
         except LLMError:
             raise
         except Exception as exc:  # openai errors, httpx stream errors, bad JSON chunks
-            raise _error(exc) from exc
+            raise _error(exc, streaming=streaming) from exc
         if not finish:  # the connection closed before the model finished its turn
             raise LLMError("llm_stream_broken", "The model stream ended before it finished.")
         tool_calls = tuple(

@@ -1,0 +1,117 @@
+"""A local stand-in for an OpenAI-compatible chat-completions endpoint (127.0.0.1 only).
+
+It streams `chat.completion.chunk` SSE frames the way the real API does — a role delta,
+content deltas, tool-call deltas (index, id and name first, arguments in fragments), a
+final chunk with `finish_reason`, then `data: [DONE]` — over chunked transfer encoding.
+Each request pops the next scripted reply; a reply can also be an HTTP error, a stream
+that is cut off mid-way (the socket closes inside the chunked body) or a slow answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[tuple[str, str, str]] = field(default_factory=list)  # (id, name, args)
+    status: int = 200
+    disconnect_after: int | None = None  # frames sent before the socket is cut
+    delay: float = 0.0
+    fragment: int = 7  # characters per content / arguments fragment
+
+
+def chunks(reply: Reply, model: str = "fake-model") -> list[dict[str, Any]]:
+    def frame(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    n = reply.fragment
+    frames = [frame({"role": "assistant", "content": ""})]
+    frames += [frame({"content": reply.text[i : i + n]}) for i in range(0, len(reply.text), n)]
+    for index, (call_id, name, args) in enumerate(reply.tool_calls):
+        head = {"index": index, "id": call_id, "type": "function"}
+        frames.append(
+            frame({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        )
+        for i in range(0, len(args), n):
+            piece = {"index": index, "function": {"arguments": args[i : i + n]}}
+            frames.append(frame({"tool_calls": [piece]}))
+    frames.append(frame({}, "tool_calls" if reply.tool_calls else "stop"))
+    return frames
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+                fake.headers.append(dict(self.headers))
+                reply = fake.replies.pop(0) if fake.replies else Reply(text="(no reply queued)")
+                time.sleep(reply.delay)
+                if reply.status != 200:
+                    body = json.dumps(
+                        {"error": {"message": f"fake error {reply.status}", "type": "server_error"}}
+                    ).encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                frames = [f"data: {json.dumps(c)}\n\n" for c in chunks(reply)]
+                frames.append("data: [DONE]\n\n")
+                for sent, text in enumerate(frames):
+                    if reply.disconnect_after is not None and sent >= reply.disconnect_after:
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(2)  # cut inside the chunked body
+                        return
+                    data = text.encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,232 @@
+"""The pure agent loop driven by a scripted client: every stop reason and repair path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chat.agent.events import (
+    AssistantMessage,
+    IterationStarted,
+    RunStopped,
+    SelfCheckFailed,
+    Stop,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from chat.agent.llm.scripted import ScriptedClient, Turn
+from chat.agent.loop import LoopConfig, run_loop
+from chat.agent.notices import LOOP_QUESTION_ID
+from chat.agent.tools import TOOLS
+from chat.agent.tools.base import DEFERRED_FLAG, Tool, ToolContext
+from questionnaires.protocol import parse_message, self_check
+
+USER = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+
+VALID = """Pick one.
+
+```questionnaire
+title: Choice
+questions:
+  - type: single_choice
+    text: Which?
+    options:
+      - A
+      - B
+    default: A
+```
+"""
+INVALID = VALID.replace("single_choice", "multiple_choice")
+GOOD_ARGS = {"title": "T", "questions": [{"type": "single_choice", "text": "Q?", "options": ["x"]}]}
+BAD_ARGS = {"questions": []}
+
+
+def call(name: str, arguments: Any, id: str = "") -> ToolCall:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return ToolCall(id=id, name=name, arguments=raw)
+
+
+def drive(turns: list[Turn], tools=TOOLS, config: LoopConfig | None = None, **kw):
+    client = ScriptedClient(turns, chunk_chars=4)
+    events = list(run_loop(client=client, tools=tools, messages=USER, config=config, **kw))
+    assert isinstance(events[-1], RunStopped)
+    assert sum(isinstance(e, RunStopped) for e in events) == 1
+    return events, client
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_plain_reply_completes_and_streams():
+    events, _ = drive([Turn("Hello there, friend.")])
+    assert events[-1].stop_reason == Stop.COMPLETED
+    assert "".join(e.text for e in of(events, TextDelta)) == "Hello there, friend."
+    assert [m.content for m in of(events, AssistantMessage)] == ["Hello there, friend."]
+    assert of(events, IterationStarted) == [IterationStarted(1)]
+
+
+def test_empty_reply_completes_without_a_message():
+    events, _ = drive([Turn("")])
+    assert events[-1].stop_reason == Stop.COMPLETED
+    assert not of(events, AssistantMessage)
+
+
+def test_inline_questionnaire_awaits_user_input():
+    events, _ = drive([Turn(VALID)])
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+
+
+def test_questionnaire_async_success_ends_turn():
+    events, _ = drive([Turn("Asking.", (call("questionnaire_async", GOOD_ARGS),)), Turn("never")])
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+    (message,) = of(events, AssistantMessage)
+    assert message.tool_calls[0].id == "call_1_1"
+    result = message.tool_results[0].result
+    assert result["success"] is True and result["questions"][0]["id"] == "q1"
+    assert [type(e) for e in events if isinstance(e, ToolCallEvent | ToolResultEvent)] == [
+        ToolCallEvent,
+        ToolResultEvent,
+    ]
+
+
+def test_questionnaire_async_failure_goes_back_to_the_model():
+    turns = [
+        Turn("", (call("questionnaire_async", BAD_ARGS),)),
+        Turn("", (call("questionnaire_async", GOOD_ARGS),)),
+    ]
+    events, client = drive(turns)
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+    first = of(events, ToolResultEvent)[0].result
+    assert first["success"] is False and first["errors"][0]["code"].startswith(
+        "questionnaire.start."
+    )
+    tool_message = client.seen[1][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1_1"
+    assert json.loads(tool_message["content"])["error_code"] == "INVALID_ARGUMENT"
+    assert client.seen[1][-2]["tool_calls"][0]["function"]["name"] == "questionnaire_async"
+
+
+def test_deferred_tool_result_ends_the_run_deferred():
+    form = Tool("form", "d", {"type": "object"}, lambda a, c: {DEFERRED_FLAG: True, "ok": 1})
+    events, _ = drive([Turn("", (call("form", {}),)), Turn("never")], tools=(form,))
+    assert events[-1].stop_reason == Stop.DEFERRED
+
+
+def test_max_iterations_pauses_with_the_spec_questionnaire():
+    turns = [Turn("", (call("questionnaire_async", {"questions": n}),)) for n in range(5)]
+    events, client = drive(turns, config=LoopConfig(lang="zh-hans", max_iterations=3))
+    assert events[-1].stop_reason == Stop.MAX_ITERATIONS
+    assert client.calls == 3
+    pause = of(events, AssistantMessage)[-1]
+    assert pause.kind == "pause"
+    assert pause.content.startswith("已达到本轮最大循环次数（3），任务已暂停。")
+    assert self_check(pause.content).passed
+    (segment,) = [s for s in parse_message(pause.content, message_id="m") if s.kind != "markdown"]
+    assert segment.kind == "questionnaire"
+    question = segment.questionnaire.questions[0]
+    assert [o.value for o in question.options] == ["继续"]
+
+
+def test_max_iterations_english():
+    turns = [Turn("", (call("questionnaire_async", {"questions": n}),)) for n in range(3)]
+    events, _ = drive(turns, config=LoopConfig(max_iterations=2))
+    pause = of(events, AssistantMessage)[-1].content
+    assert "(2)" in pause and "- Continue" in pause and self_check(pause).passed
+
+
+def test_repeated_identical_tool_calls_end_with_loop_recovery():
+    same = Turn("", (call("questionnaire_async", BAD_ARGS),))
+    events, client = drive([same] * 6, config=LoopConfig(loop_repeat_limit=3))
+    assert events[-1].stop_reason == Stop.LOOP_DETECTED
+    assert client.calls == 3
+    notice = of(events, AssistantMessage)[-1]
+    assert notice.kind == "loop"
+    assert "<questionnaire>" in notice.content and self_check(notice.content).passed
+    (segment,) = [s for s in parse_message(notice.content, message_id="m") if s.kind != "markdown"]
+    assert segment.questionnaire.questions[0].id == LOOP_QUESTION_ID
+    assert segment.questionnaire.questions[0].type == "free_text"
+
+
+def test_different_tool_calls_are_not_a_loop():
+    turns = [Turn("", (call("questionnaire_async", {"questions": n}),)) for n in range(4)]
+    events, _ = drive(turns + [Turn("done")])
+    assert events[-1].stop_reason == Stop.COMPLETED
+
+
+def test_self_check_repair_succeeds_on_attempt_two():
+    events, client = drive([Turn(INVALID), Turn(VALID)])
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+    (failed,) = of(events, SelfCheckFailed)
+    assert failed.reply == INVALID and failed.attempt == 1 and failed.issues
+    assert "[self-check]" in failed.diagnostic
+    assert [m.content for m in of(events, AssistantMessage)] == [VALID]
+    # The model saw its invalid reply and the diagnostic (as a user turn) before repairing.
+    assert client.seen[1][-2:] == [
+        {"role": "assistant", "content": INVALID},
+        {"role": "user", "content": failed.diagnostic},
+    ]
+
+
+def test_self_check_requires_the_failed_name_again():
+    events, _ = drive([Turn(INVALID), Turn("Never mind, no questions."), Turn(VALID)])
+    assert len(of(events, SelfCheckFailed)) == 2
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+
+
+def test_self_check_gives_up_after_three_attempts():
+    events, client = drive([Turn(INVALID)] * 4)
+    assert client.calls == 3
+    assert [f.attempt for f in of(events, SelfCheckFailed)] == [1, 2]
+    (shown,) = of(events, AssistantMessage)
+    assert shown.kind == "self_check_gave_up" and shown.content == INVALID
+    assert events[-1].stop_reason == Stop.COMPLETED
+
+
+def test_self_check_diagnostic_in_chinese():
+    events, _ = drive([Turn(INVALID), Turn(VALID)], config=LoopConfig(lang="zh-hans"))
+    assert of(events, SelfCheckFailed)[0].diagnostic.startswith("[自检]")
+
+
+def test_tool_exception_stops_with_error_and_keeps_the_pair():
+    def boom(arguments, context: ToolContext):
+        raise RuntimeError("disk on fire")
+
+    tool = Tool("boom", "d", {"type": "object"}, boom)
+    turns = [Turn("", (call("boom", {}), call("boom", {"x": 1})))]
+    events, _ = drive(turns, tools=(tool,))
+    stop = events[-1]
+    assert stop.stop_reason == Stop.ERROR and stop.error_code == "tool_failed"
+    assert "disk on fire" in stop.error_message
+    (message,) = of(events, AssistantMessage)
+    codes = [r.result["error_code"] for r in message.tool_results]
+    assert codes == ["TOOL_EXCEPTION", "NOT_EXECUTED"]
+
+
+def test_malformed_tool_arguments_stop_with_error():
+    events, _ = drive([Turn("", (call("questionnaire_async", '{"questions": [}'),))])
+    assert events[-1].stop_reason == Stop.ERROR
+    assert events[-1].error_code == "tool_arguments_invalid"
+    assert of(events, AssistantMessage)[0].tool_results[0].result["error_code"] == "INVALID_JSON"
+
+
+def test_unknown_tool_is_reported_to_the_model():
+    events, client = drive([Turn("", (call("nope", {}),)), Turn("ok")])
+    assert events[-1].stop_reason == Stop.COMPLETED
+    assert "UNKNOWN_TOOL" in client.seen[1][-1]["content"]
+
+
+def test_llm_error_stops_with_its_code():
+    events, _ = drive([Turn(error=("llm_http_error", "HTTP 500"))])
+    assert events[-1] == RunStopped(Stop.ERROR, "llm_http_error", "HTTP 500")
+
+
+def test_cancellation_before_and_during_streaming():
+    events, client = drive([Turn("never")], cancelled=lambda: True)
+    assert events == [RunStopped(Stop.CANCELLED)] and client.calls == 0
+    checks = iter([False, False, True])
+    events, _ = drive([Turn("a long reply that streams")], cancelled=lambda: next(checks, True))
+    assert events[-1].stop_reason == Stop.CANCELLED
+    assert not of(events, AssistantMessage)
