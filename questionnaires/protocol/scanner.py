@@ -30,6 +30,9 @@ _JSON_START_RE = re.compile(r"\s*\{")
 _VISIBLE_RE = re.compile(r"[^\W_]")
 
 _BLANK, _TEXT, _HEADING, _CODE, _FENCE = range(5)
+# First characters of a line that may end a paragraph (blank, fence, heading, container).
+_BLOCK_START = frozenset(" \t\r\n`~#>-+*0123456789")
+_MARKERS = frozenset(">-+*0123456789")  # can only end a paragraph as a container fence
 FenceMode = Literal["top", "loose", "container"]
 
 
@@ -221,6 +224,15 @@ class _Scanner:
 
     # -- paragraphs, code spans and tags ------------------------------------------------
 
+    def _may_end_paragraph(self, pos: int, eol: int) -> bool:
+        """Cheap pre-check: most prose lines can't be a blank, fence or heading line."""
+        first = self.text[pos]
+        if first not in _BLOCK_START:
+            return False
+        if first in _MARKERS:
+            return self.text.find("```", pos, eol) >= 0 or self.text.find("~~~", pos, eol) >= 0
+        return True
+
     def _paragraph_end(self, start: int, at_line_start: bool) -> tuple[int, bool]:
         """End of the paragraph that starts at ``start`` and whether it was a heading."""
         eol = self._eol(start)
@@ -229,7 +241,11 @@ class _Scanner:
         pos = eol + 1
         while pos < self.n:
             eol = self._eol(pos)
-            if self._classify(pos, eol, True)[0] in (_BLANK, _FENCE, _HEADING):
+            if self._may_end_paragraph(pos, eol) and self._classify(pos, eol, True)[0] in (
+                _BLANK,
+                _FENCE,
+                _HEADING,
+            ):
                 return pos, False
             pos = eol + 1
         return self.n, False
@@ -237,6 +253,9 @@ class _Scanner:
     def _paragraph(self, start: int, *, at_line_start: bool) -> tuple[int, bool]:
         end, heading = self._paragraph_end(start, at_line_start)
         text, pos, prose_from = self.text, start, start
+        if text.find("<", start, end) < 0 and text.find("&lt;", start, end) < 0:
+            self._note_prose(start, end)  # no tag can start here: skip inline scanning
+            return end, not heading
         spans: _Spans | None = None
         while pos < end:
             m = _INLINE_RE.search(text, pos, end)
