@@ -264,6 +264,10 @@ _WORDS: dict[str, str] = {
     "a string": "字符串",
     "a list of strings": "字符串数组",
     "a list of option values": "选项值数组",
+    "missing value and label": "缺少 value 和 label",
+    "empty string": "空字符串",
+    "not a string or object": "不是字符串或对象",
+    "duplicate value": "值重复",
 }
 
 
