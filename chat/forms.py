@@ -10,10 +10,17 @@ from chat.models import AgentKind
 class ConversationCreateForm(forms.Form):
     title = forms.CharField(label=_("Title"), max_length=200, required=False)
     agent = forms.ChoiceField(label=_("Agent"), choices=AgentKind.choices)
+    # Which intake definition an intake conversation collects (ignored for other agents).
+    intake = forms.ChoiceField(label=_("Intake"), required=False)
 
     def __init__(self, *args, **kwargs) -> None:
+        from chat.intake.definitions import definition_ids
+
         super().__init__(*args, **kwargs)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
+        choices = definition_ids()
+        self.fields["intake"].choices = [("", _("Ask me in the chat")), *choices]
+        self.fields["intake"].initial = choices[0][0] if choices else ""
 
 
 class MessageForm(forms.Form):

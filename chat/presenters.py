@@ -11,12 +11,14 @@ from django.utils.safestring import SafeString
 from chat import selectors
 from chat.models import Conversation, Message
 from chat.rendering import markdown_to_html
+from chat.structured.presenters import state_panel_for, with_asks
 
 
 @dataclass(frozen=True)
 class MessageItem:
     message: Message
     html: SafeString
+    ask: Any = None  # an ask_user_options widget (chat.structured.presenters.AskView)
 
     @property
     def role(self) -> str:
@@ -28,8 +30,9 @@ def message_item(message: Message) -> MessageItem:
 
 
 def message_items(*, conversation: Conversation, after_seq: int = 0) -> list[MessageItem]:
-    messages = selectors.message_list_visible(conversation=conversation, after_seq=after_seq)
-    return [message_item(m) for m in messages]
+    messages = list(selectors.message_list_visible(conversation=conversation, after_seq=after_seq))
+    items = [message_item(m) for m in messages]
+    return with_asks(conversation=conversation, messages=messages, items=items)
 
 
 def conversation_context(*, conversation: Conversation, form: Any) -> dict[str, Any]:
@@ -41,4 +44,5 @@ def conversation_context(*, conversation: Conversation, form: Any) -> dict[str, 
         "form": form,
         "last_seq": items[-1].message.seq if items else 0,
         "last_event_id": last_event_id,
+        "panel": state_panel_for(conversation=conversation),
     }

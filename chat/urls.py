@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from chat import api, views
+from chat.structured import urls as structured_urls
 
 chat_patterns = [
     path("", views.conversation_list, name="conversation_list"),
@@ -25,12 +26,14 @@ chat_patterns = [
         views.conversation_events,
         name="events",
     ),
+    path("", include(structured_urls.page_patterns)),
 ]
 
 api_patterns = [
     path("conversations/", api.conversations, name="conversations"),
     path("conversations/<int:conversation_id>/messages", api.messages, name="messages"),
     path("conversations/<int:conversation_id>/events", api.events, name="events"),
+    path("", include(structured_urls.api_patterns)),
 ]
 
 urlpatterns = [

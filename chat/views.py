@@ -18,6 +18,7 @@ from chat import selectors, services
 from chat.errors import ChatError, NotFound
 from chat.forms import ConversationCreateForm, MessageForm
 from chat.health import health_report
+from chat.intake.service import intake_begin
 from chat.presenters import conversation_context, message_items
 from chat.sse import parse_last_event_id, sse_response
 
@@ -46,6 +47,7 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
         agent=form.cleaned_data["agent"],
         language=request.LANGUAGE_CODE,
     )
+    intake_begin(conversation=conversation, definition_id=form.cleaned_data.get("intake", ""))
     return redirect("chat:conversation", conversation_id=conversation.pk)
 
 
