@@ -46,9 +46,16 @@ def parse_with_names(
     role: str,
     lang: str,
     names: frozenset[str],
+    unclosed_fence_invalid: bool = False,
 ) -> list[Segment]:
     """:func:`parse_message` with an explicit request-name registry (self-check passes
-    all five registered names)."""
+    all five registered names).
+
+    An unclosed questionnaire fence makes the rest of the message code, as in Markdown
+    (DESIGN §4.2), so the renderer shows it as Markdown.  Self-check passes
+    ``unclosed_fence_invalid=True`` to report it instead: a truncated questionnaire is
+    exactly what the model must be asked to repair.
+    """
     if not content:
         return []
     if _TRIGGER not in content.lower():
@@ -62,6 +69,8 @@ def parse_with_names(
         )
     else:
         blocks = scan(content, fence_names=names, tag_names=names, closer_names=_ALL_TAGS)
+    if not unclosed_fence_invalid:
+        blocks = [b for b in blocks if not (b.kind == "fence" and b.problem == "unclosed")]
     segments: list[Segment] = []
     last = 0
     for ordinal, block in enumerate(blocks, start=1):

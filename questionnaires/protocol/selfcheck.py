@@ -60,7 +60,12 @@ def self_check(
     if reply is None:
         return SelfCheckResult(passed=True)
     segments = parse_with_names(
-        reply, message_id="selfcheck", role="assistant", lang=lang, names=SELF_CHECK_NAMES
+        reply,
+        message_id="selfcheck",
+        role="assistant",
+        lang=lang,
+        names=SELF_CHECK_NAMES,
+        unclosed_fence_invalid=True,
     )
     issues: list[SelfCheckIssue] = []
     present: set[str] = set()

@@ -133,3 +133,22 @@ def test_system_prompt_examples_pass_self_check() -> None:
         assert "```questionnaire" in text
         assert "questionnaire_async" in text
     assert system_prompt("zh-CN") == SYSTEM_PROMPT["zh-hans"]
+
+
+UNCLOSED = [
+    "Intro.\n````questionnaire\n" + VALID_YAML + "```\n",  # shorter closer
+    "Intro.\n```questionnaire\n" + VALID_YAML + "``` done\n",  # text after the closer
+    "Intro.\n```questionnaire\n" + VALID_YAML + "~~~\n",  # tilde closer
+    "Intro.\n```questionnaire",  # opener on the last line
+    "Intro.\n```yiii-questionnaire\ntitle: x\n",  # truncated reply, product name
+]
+
+
+def test_unclosed_questionnaire_fence_renders_as_code_but_fails_self_check() -> None:
+    from questionnaires.protocol import parse_message
+
+    for reply in UNCLOSED:
+        assert [s.kind for s in parse_message(reply, message_id="m")] == ["markdown"]
+        result = self_check(reply)
+        assert not result.passed, reply
+        assert [i.code for i in result.issues] == ["questionnaire.fence.unclosed"]
