@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chat import api, views
+from chat import api, questionnaire_views, views
 from chat.structured import urls as structured_urls
 
 chat_patterns = [
@@ -26,6 +26,11 @@ chat_patterns = [
         views.conversation_events,
         name="events",
     ),
+    path(
+        "conversations/<int:conversation_id>/messages/<int:message_id>/answer",
+        questionnaire_views.questionnaire_submit_view,
+        name="questionnaire_submit",
+    ),
     path("", include(structured_urls.page_patterns)),
 ]
 
@@ -39,6 +44,7 @@ api_patterns = [
 urlpatterns = [
     path("", include((chat_patterns, "chat"))),
     path("api/v1/", include((api_patterns, "api"))),
+    path("questionnaires/", include("questionnaires.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -19,7 +19,7 @@ from chat.errors import ChatError, NotFound
 from chat.forms import ConversationCreateForm, MessageForm
 from chat.health import health_report
 from chat.intake.service import intake_begin
-from chat.presenters import conversation_context, message_items
+from chat.presenters import conversation_context, message_items, message_items_changed
 from chat.sse import parse_last_event_id, sse_response
 
 
@@ -98,6 +98,8 @@ def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpRes
     except ValueError:
         after = 0
     items = message_items(conversation=conversation, after_seq=after)
+    # Cards this tab still shows as answerable/pending come back out of band if they changed.
+    items += message_items_changed(conversation=conversation, live=request.GET.get("live", ""))
     return render(request, "chat/conversation.html#message-list", {"items": items})
 
 

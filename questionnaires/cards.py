@@ -1,0 +1,395 @@
+"""Card view models: everything a card template needs, computed up front.
+
+Pure functions over protocol values and plain state passed in by the caller (the page
+presenter or the submit view).  No database access here (checked by
+``tests/test_architecture.py``): latest-only and "answered" are decided by selectors
+before rendering starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.utils.translation import gettext as _
+
+from questionnaires.protocol import (
+    OTHER_VALUE,
+    ProtocolError,
+    Question,
+    Questionnaire,
+    QuestionnaireSegment,
+    ToolResultInvalid,
+    parse_message,
+    questionnaire_from_tool_result,
+)
+
+ASYNC_TOOL = "questionnaire_async"
+
+CardMode = Literal["interactive", "answered", "closed", "refused", "preview"]
+
+
+# --- inputs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageInput:
+    """The parts of a stored message the renderer reads (no model instance needed)."""
+
+    id: int | str
+    role: str
+    content: str
+    display_content: str = ""
+    tool_calls: Sequence[Mapping[str, Any]] = ()
+    # tool call id -> the content of the `tool` message answering it
+    tool_results: Mapping[str, str] = field(default_factory=dict)
+    readonly: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A stored submission: the raw form answers, for showing what was chosen."""
+
+    key: int | str
+    answers: Mapping[str, Any]
+    other_text: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What the user posted when a submit is refused: shown again, nothing lost."""
+
+    questionnaire_id: str
+    answers: Mapping[str, Any]
+    other_text: Mapping[str, str]
+    code: str = ""
+    message: str = ""
+    errors: Sequence[ProtocolError] = ()
+    still_interactive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MessageState:
+    """Per-message state: may its cards be answered, and which were answered."""
+
+    interactive: bool = False
+    answered: Mapping[str, Answer] = field(default_factory=dict)
+    submit_url: str = ""
+    preview: bool = False
+
+
+# --- view models -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OptionView:
+    value: str
+    label: str
+    dom_id: str
+    checked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionView:
+    index: int
+    id: str
+    type: str
+    text: str
+    dom_id: str
+    field_name: str
+    other_field: str
+    options: tuple[OptionView, ...]
+    allow_other: bool
+    other_checked: bool
+    other_text: str
+    text_value: str
+    errors: tuple[str, ...]
+
+    @property
+    def is_choice(self) -> bool:
+        return self.type in ("single_choice", "multi_choice")
+
+    @property
+    def input_type(self) -> str:
+        return "radio" if self.type == "single_choice" else "checkbox"
+
+    @property
+    def other_value(self) -> str:
+        return OTHER_VALUE
+
+
+@dataclass(frozen=True, slots=True)
+class CardView:
+    dom_id: str
+    form_id: str
+    questionnaire_id: str
+    message_id: int | str
+    title: str
+    mode: CardMode
+    questions: tuple[QuestionView, ...]
+    submit_url: str = ""
+    error_code: str = ""
+    error_message: str = ""
+    general_errors: tuple[str, ...] = ()
+
+    @property
+    def interactive(self) -> bool:
+        return self.mode == "interactive"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCardView:
+    """A ``questionnaire_async`` call whose result failed (or hasn't arrived yet)."""
+
+    dom_id: str
+    questionnaire_id: str
+    errors: tuple[ProtocolError, ...]
+    pending: bool = False
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def dom_id(prefix: str, *parts: object) -> str:
+    """A short DOM id that is safe whatever the questionnaire id contains."""
+    digest = hashlib.sha1("\x1f".join(map(str, parts)).encode(), usedforsecurity=False)
+    return f"{prefix}-{digest.hexdigest()[:12]}"
+
+
+def async_calls(tool_calls: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Ids of the ``questionnaire_async`` calls, in order.  Accepts the OpenAI shape
+    ``{"id", "function": {"name", "arguments"}}`` and the flat ``{"id", "name"}``."""
+    ids = []
+    for call in tool_calls or ():
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else call.get("name")
+        call_id = call.get("id")
+        if name == ASYNC_TOOL and isinstance(call_id, str) and call_id:
+            ids.append(call_id)
+    return ids
+
+
+def tool_result_questionnaire(
+    raw: str | None, *, call_id: str
+) -> Questionnaire | tuple[ProtocolError, ...] | None:
+    """The card of a ``questionnaire_async`` result: a questionnaire, its errors, or None
+    while the result hasn't arrived.  Never built from the raw call arguments."""
+    if raw is None:
+        return None
+    try:
+        result = json.loads(raw)
+    except (TypeError, ValueError):
+        return (_result_error(_("The tool result is not valid JSON.")),)
+    if isinstance(result, Mapping) and result.get("success") is not True:
+        return _result_errors(result)
+    try:
+        return questionnaire_from_tool_result(result, tool_call_id=call_id)
+    except ToolResultInvalid as exc:
+        return exc.errors or (_result_error(_("The tool result is not a questionnaire.")),)
+
+
+def _result_error(message: str) -> ProtocolError:
+    return ProtocolError(code="questionnaire.start.result_invalid", path="", message=message)
+
+
+def _result_errors(result: Mapping[str, Any]) -> tuple[ProtocolError, ...]:
+    errors = []
+    for item in result.get("errors") or ():
+        if isinstance(item, Mapping):
+            errors.append(
+                ProtocolError(
+                    code=str(item.get("code", "")),
+                    path=str(item.get("path", "")),
+                    message=str(item.get("message", "")),
+                )
+            )
+    return tuple(errors) or (_result_error(_("The questionnaire tool reported an error.")),)
+
+
+def message_questionnaires(message: MessageInput, *, lang: str = "en") -> dict[str, Questionnaire]:
+    """Every answerable questionnaire of an assistant message, by questionnaire id."""
+    found: dict[str, Questionnaire] = {}
+    if message.role != "assistant":
+        return found
+    for segment in parse_message(message.content, message_id=message.id, lang=lang):
+        if isinstance(segment, QuestionnaireSegment):
+            found[segment.questionnaire_id] = segment.questionnaire
+    for call_id in async_calls(message.tool_calls):
+        result = tool_result_questionnaire(message.tool_results.get(call_id), call_id=call_id)
+        if isinstance(result, Questionnaire):
+            found[call_id] = result
+    return found
+
+
+# --- building cards ----------------------------------------------------------------------
+
+
+def card_view(
+    questionnaire: Questionnaire,
+    *,
+    message_id: int | str,
+    state: MessageState,
+    draft: Draft | None = None,
+) -> CardView:
+    """The view model of one questionnaire card in its current state."""
+    qid = questionnaire.questionnaire_id
+    answered = state.answered.get(qid)
+    mode: CardMode
+    if state.preview:
+        mode = "preview"
+    elif draft is not None:
+        mode = "interactive" if draft.still_interactive else "refused"
+    elif answered is not None:
+        mode = "answered"
+    else:
+        mode = "interactive" if state.interactive else "closed"
+    if draft is not None:
+        values, other = draft.answers, draft.other_text
+    elif answered is not None:
+        values, other = answered.answers, answered.other_text
+    elif mode in ("interactive", "preview"):
+        values, other = _defaults(questionnaire.questions), {}
+    else:
+        values, other = {}, {}
+    base = dom_id("qc", message_id, qid)
+    per_question, general = _error_map(draft.errors if draft else (), questionnaire)
+    questions = tuple(
+        _question_view(q, n, base, values, other, per_question.get(q.id, ()))
+        for n, q in enumerate(questionnaire.questions, start=1)
+    )
+    return CardView(
+        dom_id=base,
+        form_id=f"{base}-form",
+        questionnaire_id=qid,
+        message_id=message_id,
+        title=questionnaire.title,
+        mode=mode,
+        questions=questions,
+        submit_url=state.submit_url,
+        error_code=draft.code if draft else "",
+        error_message=draft.message if draft else "",
+        general_errors=general,
+    )
+
+
+def _defaults(questions: Sequence[Question]) -> dict[str, Any]:
+    return {q.id: list(q.default) if isinstance(q.default, tuple) else q.default for q in questions}
+
+
+def _error_map(
+    errors: Sequence[ProtocolError], questionnaire: Questionnaire
+) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    known = {q.id for q in questionnaire.questions}
+    per_question: dict[str, tuple[str, ...]] = {}
+    general: list[str] = []
+    for error in errors:
+        if error.path in known:
+            per_question[error.path] = (*per_question.get(error.path, ()), error.message)
+        else:
+            general.append(error.message)
+    return per_question, tuple(general)
+
+
+def _chosen(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, Sequence):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _question_view(
+    question: Question,
+    index: int,
+    base: str,
+    values: Mapping[str, Any],
+    other: Mapping[str, str],
+    errors: tuple[str, ...],
+) -> QuestionView:
+    qbase = f"{base}-q{index}"
+    chosen = _chosen(values.get(question.id))
+    options = tuple(
+        OptionView(o.value, o.label, f"{qbase}-o{n}", o.value in chosen)
+        for n, o in enumerate(question.options, start=1)
+    )
+    raw_text = values.get(question.id)
+    other_value = other.get(question.id, "")
+    return QuestionView(
+        index=index,
+        id=question.id,
+        type=question.type,
+        text=question.text,
+        dom_id=qbase,
+        field_name=f"answer-{index}",
+        other_field=f"other-{index}",
+        options=options,
+        allow_other=question.allow_other,
+        other_checked=question.allow_other and OTHER_VALUE in chosen,
+        other_text=other_value if isinstance(other_value, str) else "",
+        text_value=raw_text if question.type == "free_text" and isinstance(raw_text, str) else "",
+        errors=errors,
+    )
+
+
+def answers_from_form(
+    questionnaire: Questionnaire, data: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Form fields (``answer-N`` / ``other-N``, N = 1-based question position) →
+    ``(answers, other_text)`` keyed by question id.  Fields naming no question are kept
+    under their own name, so ``build_response`` refuses them as unknown questions."""
+    answers: dict[str, Any] = {}
+    other_text: dict[str, str] = {}
+    by_index = {str(n): q for n, q in enumerate(questionnaire.questions, start=1)}
+    for name, values in data.items():
+        prefix, _sep, index = name.partition("-")
+        if prefix not in ("answer", "other") or not index:
+            continue
+        question = by_index.get(index)
+        if question is None:
+            answers[name] = list(values)
+        elif prefix == "other":
+            other_text[question.id] = values[-1] if values else ""
+        elif question.type == "multi_choice":
+            answers[question.id] = list(values)
+        else:
+            answers[question.id] = values[-1] if values else ""
+    for question in questionnaire.questions:
+        if question.type == "multi_choice":
+            answers.setdefault(question.id, [])  # no box ticked: the field is absent
+    return answers, other_text
+
+
+def readable_answers(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(question, answer)`` pairs of a response payload, for the read-only answer card."""
+    rows = []
+    for item in payload.get("answers") or ():
+        if not isinstance(item, Mapping):
+            continue
+        rows.append((str(item.get("question") or item.get("question_id") or ""), _text(item)))
+    return rows
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    other = item.get("other_text")
+    labels = item.get("labels")
+    if isinstance(labels, list):
+        values = item.get("values") if isinstance(item.get("values"), list) else []
+        parts = [str(lab) for lab, val in zip(labels, values, strict=False) if val != OTHER_VALUE]
+        if len(values) < len(labels):
+            parts = [str(lab) for lab in labels]
+        if isinstance(other, str) and other:
+            parts.append(other)
+        return ", ".join(parts)
+    if isinstance(other, str) and other:
+        return other
+    answer = item.get("answer", item.get("label", ""))
+    if isinstance(answer, list):
+        return ", ".join(str(a) for a in answer)
+    return "" if answer is None else str(answer)

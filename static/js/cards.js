@@ -1,0 +1,96 @@
+// Questionnaire cards: live-state cursor, refusals shown in place, de-duplication,
+// aria-live announcements, "Other" convenience. Never moves focus unless this tab's own
+// submit just replaced the element that had it.
+(function () {
+  "use strict";
+  // Cards that can still change ("i" answerable, "p" waiting for a tool result): sent
+  // with each #messages fetch so the server returns out-of-band replacements.
+  window.qcLiveCards = function () {
+    var parts = [];
+    document.querySelectorAll("#messages article[data-card-state]").forEach(function (n) {
+      parts.push(n.id.replace("msg-", "") + ":" + n.dataset.cardState);
+    });
+    return parts.join(",");
+  };
+
+  // A refused submit (400/409) comes back as the card with its reason: swap it in.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    var status = evt.detail.xhr.status;
+    if (elt && elt.closest && elt.closest("[data-swap-errors]") && (status === 400 || status === 409)) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
+    }
+  });
+
+  // The submit response appends the new user message out of band; skip it when the
+  // live event stream already added it (and vice versa chat.js drops older copies).
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    if (!evt.detail.target || evt.detail.target.id !== "messages") return;
+    var fragment = evt.detail.fragment;
+    if (!fragment || !fragment.querySelectorAll) return;
+    fragment.querySelectorAll("article[id]").forEach(function (a) {
+      if (document.getElementById(a.id)) a.remove();
+    });
+  });
+
+  var announcer = null;
+  function announce(text) {
+    if (!text) return;
+    if (!announcer) {
+      announcer = document.createElement("div");
+      announcer.id = "qc-announcer";
+      announcer.className = "visually-hidden";
+      announcer.setAttribute("role", "status");
+      announcer.setAttribute("aria-live", "polite");
+      document.body.appendChild(announcer);
+    }
+    announcer.textContent = "";
+    window.setTimeout(function () { announcer.textContent = text; }, 50);
+  }
+
+  var seen = {};
+  var focusCard = null;
+  function scan(quiet) {
+    var messages = [];
+    document.querySelectorAll("#messages .qcard[data-announce]").forEach(function (card) {
+      var key = card.id + ":" + card.dataset.cardMode;
+      if (seen[key]) return;
+      seen[key] = true;
+      if (!quiet && card.dataset.announce) messages.push(card.dataset.announce);
+    });
+    if (messages.length) announce(messages.join(" "));
+    if (focusCard) {
+      var card = document.getElementById(focusCard);
+      focusCard = null;
+      var active = document.activeElement;
+      if (card && (!active || active === document.body)) {
+        var target = card.querySelector(".qcard-alert") || card.querySelector(".qcard-title");
+        if (target) {
+          if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+          target.focus({ preventScroll: false });
+        }
+      }
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () { scan(true); });
+  document.addEventListener("htmx:afterSettle", function () { scan(false); });
+  document.addEventListener("htmx:oobAfterSwap", function () { scan(false); });
+
+  // Remember which card this tab submitted, to put focus back on it after the swap.
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    var form = evt.detail.elt;
+    if (form && form.classList && form.classList.contains("qcard-form")) {
+      var card = form.closest(".qcard");
+      focusCard = card ? card.id : null;
+    }
+  });
+
+  // Typing an "Other" answer selects "Other".
+  document.addEventListener("input", function (evt) {
+    var t = evt.target;
+    if (!t || !t.classList || !t.classList.contains("qcard-other-text")) return;
+    var choice = document.getElementById(t.dataset.otherFor);
+    if (choice && t.value.trim() && !choice.checked) choice.checked = true;
+  });
+})();
