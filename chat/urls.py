@@ -26,6 +26,7 @@ chat_patterns = [
         views.conversation_events,
         name="events",
     ),
+    path("", include("chat.agent.urls")),
     path(
         "conversations/<int:conversation_id>/messages/<int:message_id>/answer",
         questionnaire_views.questionnaire_submit_view,

@@ -1,0 +1,119 @@
+// The live run (issue 5): a streaming preview bubble from `text_delta`, collapsed tool
+// calls and results, cleared when the real message arrives or the run ends. Events are
+// handled once each, by SSE id, so a replay after a reconnect never duplicates text.
+(function () {
+  "use strict";
+  var NAMES = ["run_started", "text_delta", "tool_call", "tool_result", "message_done",
+    "run_finished", "error"];
+  var lastHandled = 0;
+  var iteration = null;
+
+  function live() { return document.getElementById("run-live"); }
+
+  function reset(keepTools) {
+    var box = live();
+    if (!box) return;
+    box.querySelector(".run-preview-text").textContent = "";
+    box.querySelector(".run-preview").hidden = true;
+    if (!keepTools) box.querySelector(".run-tools").textContent = "";
+    box.hidden = !box.querySelector(".run-tools").children.length;
+    iteration = null;
+  }
+
+  function appendText(data) {
+    var box = live();
+    var text = box.querySelector(".run-preview-text");
+    if (iteration !== data.iteration) { text.textContent = ""; iteration = data.iteration; }
+    text.textContent += data.text || "";
+    box.querySelector(".run-preview").hidden = false;
+    box.hidden = false;
+  }
+
+  function toolItem(data) {
+    var box = live();
+    var list = box.querySelector(".run-tools");
+    var id = "run-tool-" + String(data.tool_call_id || "").replace(/[^A-Za-z0-9_-]/g, "_");
+    var item = document.getElementById(id);
+    if (!item) {
+      item = document.createElement("li");
+      item.id = id;
+      var details = document.createElement("details");
+      var summary = document.createElement("summary");
+      var name = document.createElement("code");
+      name.textContent = data.name || "";
+      var state = document.createElement("span");
+      state.className = "run-tool-state";
+      state.textContent = " " + box.dataset.labelRunning;
+      summary.appendChild(name);
+      summary.appendChild(state);
+      details.appendChild(summary);
+      item.appendChild(details);
+      list.appendChild(item);
+    }
+    box.hidden = false;
+    return item;
+  }
+
+  function block(item, label, value) {
+    var details = item.querySelector("details");
+    var heading = document.createElement("div");
+    heading.className = "run-tool-label";
+    heading.textContent = label;
+    var pre = document.createElement("pre");
+    pre.textContent = value;
+    details.appendChild(heading);
+    details.appendChild(pre);
+  }
+
+  function pretty(value) {
+    try {
+      return JSON.stringify(typeof value === "string" ? JSON.parse(value) : value, null, 2);
+    } catch (e) { return String(value); }
+  }
+
+  var handlers = {
+    run_started: function () { reset(false); },
+    text_delta: appendText,
+    tool_call: function (data) {
+      block(toolItem(data), live().dataset.labelArguments, pretty(data.arguments));
+    },
+    tool_result: function (data) {
+      var item = toolItem(data);
+      var box = live();
+      item.querySelector(".run-tool-state").textContent =
+        " " + (data.success ? box.dataset.labelOk : box.dataset.labelFailed);
+      item.classList.toggle("run-tool-failed", !data.success);
+      block(item, box.dataset.labelResult, pretty(data.result));
+    },
+    message_done: function (data) { if (data.role === "assistant") reset(true); },
+    run_finished: function () { reset(false); },
+    error: function () { reset(true); }
+  };
+
+  function listen(source) {
+    NAMES.forEach(function (name) {
+      source.addEventListener(name, function (e) {
+        var id = parseInt(e.lastEventId, 10);
+        if (!isNaN(id)) {
+          if (id <= lastHandled) return;
+          lastHandled = id;
+        }
+        if (!live()) return;
+        var data = {};
+        try { data = JSON.parse(e.data); } catch (err) { return; }
+        handlers[name](data);
+      });
+    });
+  }
+
+  // Chain onto the EventSource factory (chat.js wraps it too): every stream the page
+  // opens, including reconnects, gets our listeners.
+  if (window.htmx) {
+    var create = window.htmx.createEventSource;
+    window.htmx.createEventSource = function (url) {
+      var source = create ? create(url) : new EventSource(url);
+      listen(source);
+      return source;
+    };
+  }
+})();

@@ -1,0 +1,50 @@
+"""The Protocol tour script: every step ends the way the tour promises."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.agent.events import AssistantMessage, SelfCheckFailed, Stop, ToolResultEvent
+from chat.agent.llm.scripted import ScriptedClient, script_load
+from chat.agent.loop import LoopConfig, run_loop
+from chat.agent.tools import TOOLS
+
+EXPECTED = [
+    Stop.AWAITING_USER_INPUT,  # fenced single choice + Other
+    Stop.AWAITING_USER_INPUT,  # multi choice + free text
+    Stop.AWAITING_USER_INPUT,  # sage-questionnaire
+    Stop.AWAITING_USER_INPUT,  # XML+JSON
+    Stop.AWAITING_USER_INPUT,  # self-check repair
+    Stop.AWAITING_USER_INPUT,  # questionnaire_async failure then success
+    Stop.MAX_ITERATIONS,  # the pause questionnaire
+    Stop.COMPLETED,  # resumed
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_every_step_of_the_tour(lang):
+    script = script_load("tour", lang)
+    assert len(script.steps) == len(EXPECTED)
+    seen = []
+    for number, step in enumerate(script.steps, start=1):
+        client = ScriptedClient(step.turns)
+        config = LoopConfig(lang=lang, max_iterations=step.max_iterations or 50)
+        events = list(run_loop(client=client, tools=TOOLS, messages=[], config=config))
+        assert client.calls == len(step.turns), f"step {number} left turns unused"
+        seen.append(events[-1].stop_reason)
+        failures = [e for e in events if isinstance(e, SelfCheckFailed)]
+        shown = [e for e in events if isinstance(e, AssistantMessage)]
+        assert all(m.kind != "self_check_gave_up" for m in shown)
+        if number == 5:
+            assert len(failures) == 1
+        else:
+            assert not failures, f"step {number}: {failures}"
+        if number == 6:
+            results = [e.result["success"] for e in events if isinstance(e, ToolResultEvent)]
+            assert results == [False, True]
+    assert seen == EXPECTED
+
+
+def test_past_the_end_the_fallback_answers():
+    script = script_load("tour", "en")
+    assert script.step(99).turns[0].text.startswith("The tour is over")
