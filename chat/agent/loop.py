@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from questionnaires.protocol import QuestionnaireSegment, parse_message, self_check
@@ -178,7 +178,7 @@ class _Loop:
             stop = RunStopped(Stop.ERROR, "tool_arguments_invalid", message)
             return error_result("INVALID_JSON", message), stop
         try:
-            return tool.execute(arguments, self.context), None
+            return tool.execute(arguments, replace(self.context, call_id=call.id)), None
         except Exception as exc:
             message = f"The tool {call.name} failed: {type(exc).__name__}: {exc}"
             return error_result("TOOL_EXCEPTION", message), RunStopped(

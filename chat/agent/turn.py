@@ -30,7 +30,7 @@ from chat.agent.events import (
     ToolResultEvent,
 )
 from chat.agent.llm.base import LLMClient, LLMError
-from chat.agent.llm.scripted import ScriptedClient, script_load
+from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.runner import RunFailed
 from chat.agent.tools import TOOLS
@@ -198,8 +198,21 @@ def scripted_step_index(run: Run) -> int:
     return max(users.count() - 1, 0)
 
 
+def script_exists(name: str) -> bool:
+    return (SCRIPTS_DIR / f"{name}.en.yaml").is_file()
+
+
+def scripted_script_name(run: Run) -> str:
+    """The tour, unless the conversation names another script in `state["script"]`
+    (e.g. "forms", the deferred-form walk-through used by tests and demos)."""
+    name = (run.conversation.state or {}).get("script")
+    if isinstance(name, str) and name.isidentifier() and script_exists(name):
+        return name
+    return "tour"
+
+
 def scripted_turn(run: Run) -> str:
-    script = script_load("tour", run.conversation.language)
+    script = script_load(scripted_script_name(run), run.conversation.language)
     step = script.step(scripted_step_index(run))
     client = ScriptedClient(
         step.turns,

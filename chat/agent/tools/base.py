@@ -22,6 +22,8 @@ class ToolContext:
 
     lang: str = "en"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The id of the tool call being executed (the interactive form binds to it).
+    call_id: str = ""
 
 
 @dataclass(frozen=True)

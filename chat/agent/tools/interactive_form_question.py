@@ -1,0 +1,80 @@
+"""`interactive_form_question` (spec 003): show the user a form and end the run deferred.
+
+The server normalizes and validates the questions (`questionnaires.forms_service`),
+writes the `render_payload` onto the tool block and returns the deferred result
+(`__deferred_user_input__: true`); the loop then stops with `deferred`. The user's
+answer comes back as this tool call's result on the next run. Invalid arguments return
+every problem so the model can retry; a second form in the same run is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Tool, ToolContext
+
+_OPTION = {
+    "anyOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["label", "value"],
+        },
+    ]
+}
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "questions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "Unique; q1, q2… when missing."},
+                    "question": {"type": "string", "description": "The question text."},
+                    "input_type": {"type": "string", "enum": ["choice", "text"]},
+                    "options": {"type": "array", "items": _OPTION},
+                    "multi_select": {"type": "boolean"},
+                    "required": {"type": "boolean"},
+                    "default": {
+                        "description": "An option value (a list of them for multi_select), "
+                        "or the default text."
+                    },
+                    "placeholder": {"type": "string"},
+                },
+                "required": ["question", "input_type"],
+            },
+        }
+    },
+    "required": ["questions"],
+}
+
+DESCRIPTION = (
+    "Show the user a form (choice and text questions) and stop; the user's answers arrive "
+    "as this tool call's result when they submit (status answered or cancelled). Call it at "
+    "most once per turn. If the result has success=false, fix the listed errors and call again."
+)
+
+
+def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+    from questionnaires.forms_service import form_open  # Django: imported when used
+
+    return form_open(
+        conversation_id=int(context.extra["conversation_id"]),
+        run_id=context.extra.get("run_id"),
+        message_id=None,  # the loop stores the tool block afterwards; the payload attaches then
+        tool_use_id=context.call_id,
+        arguments=arguments,
+        lang=context.lang,
+    )
+
+
+TOOL = Tool(
+    name="interactive_form_question",
+    description=DESCRIPTION,
+    parameters=PARAMETERS,
+    execute=execute,
+)
