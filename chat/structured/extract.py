@@ -75,21 +75,23 @@ def _options(ask: dict[str, Any], text: str) -> Extraction | None:
     exact = [o for o in ask["options"] if said in _names(o)]
     if len(exact) == 1:
         return Extraction(exact[0]["value"], exact[0]["label"], CONFIDENCE_EXACT)
-    # The longest label/synonym found inside the reply wins; a tie between two options is
-    # ambiguous ("mild or moderate") and extracts nothing.
-    best: dict[int, set[int]] = {}
+    # Every label/synonym found inside the reply counts; a match that is part of a longer
+    # match ("pain" inside "no pain") is dropped; two options left is ambiguous.
+    matches: list[tuple[str, int]] = []
     padded = f" {said} "
     for index, option in enumerate(ask["options"]):
         for name in _names(option):
             found = name in said if _is_cjk(name) else f" {name} " in padded
             if found:
-                best.setdefault(len(name), set()).add(index)
-    if not best:
+                matches.append((name, index))
+    kept = {
+        index
+        for name, index in matches
+        if not any(name != other and name in other for other, _ in matches)
+    }
+    if len(kept) != 1:
         return None
-    winners = best[max(best)]
-    if len(winners) != 1:
-        return None
-    option = ask["options"][winners.pop()]
+    option = ask["options"][kept.pop()]
     return Extraction(option["value"], option["label"], CONFIDENCE_CONTAINED)
 
 

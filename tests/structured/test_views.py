@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import pytest
+
+from chat.models import StructuredAnswer
+from tests.htmlcheck import assert_inert
+from tests.structured.test_payloads import _options
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def page(client_in, external):
+    def get():
+        response = client_in.get(f"/conversations/{external.pk}/")
+        assert response.status_code == 200
+        return response.content.decode()
+
+    return get
+
+
+@pytest.mark.parametrize(
+    ("payload", "widget", "marker"),
+    [
+        ({"options": _options(3)}, "buttons", 'class="btn ask-option" name="value" value="v2"'),
+        ({"options": _options(7)}, "dropdown", '<option value="v6">L6</option>'),
+        ({"type": "scale", "min": 1, "max": 9, "min_label": "low"}, "slider", 'type="range"'),
+        ({"type": "boolean"}, "boolean", 'name="value" value="false"'),
+        ({"type": "free_text_only"}, "free_text", 'name="text"'),
+    ],
+)
+def test_widget_per_shape(page, make_ask, payload, widget, marker):
+    make_ask({"question": "Q?", "field": "f", **payload})
+    html = page()
+    assert f'data-widget="{widget}"' in html and marker in html
+    assert 'value="skip"' in html  # Skip on every ask
+    assert "<legend" in html
+    assert_inert(html[html.index('<div id="ask-') :], allow_forms=True)
+
+
+def test_free_text_entry_only_when_allowed(page, make_ask):
+    make_ask({"question": "Q?", "field": "f", "options": _options(2)})
+    assert "Other answer" not in page()
+    make_ask({"question": "Q?", "field": "g", "options": _options(2), "allow_free_text": True})
+    assert "Other answer" in page()
+
+
+def test_slider_shows_current_value(page, make_ask):
+    make_ask({"question": "Q?", "field": "s", "type": "scale", "min": 0, "max": 10})
+    html = page()
+    assert 'value="5"' in html and '<output id="ask-' in html and ">5</output>" in html
+
+
+def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
+    ask = make_ask()
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    response = client_in.post(url, {"action": "option", "value": "mild"}, headers=HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Answered:" in html and "轻微疼痛" in html and "<form" not in html
+    assert StructuredAnswer.objects.get().source == "user_option_click"
+
+
+def test_no_js_answer_redirects_and_errors_keep_text(client_in, external, make_ask):
+    ask = make_ask({"question": "Q?", "field": "f", "type": "free_text_only"})
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    response = client_in.post(url, {"action": "free_text", "text": "   "})
+    assert response.status_code == 400
+    assert "Type an answer first." in response.content.decode()
+    long = "x" * 2001
+    response = client_in.post(url, {"action": "free_text", "text": long}, headers=HX)
+    assert response.status_code == 413 and long in response.content.decode()
+    response = client_in.post(url, {"action": "free_text", "text": "stairs hurt"})
+    assert response.status_code == 302
+    row = StructuredAnswer.objects.get()
+    assert (row.source, row.value, row.raw_text) == ("user_free_text", "stairs hurt", "stairs hurt")
+
+
+def test_skip_and_superseded(client_in, external, make_ask):
+    first = make_ask(turn_id="a")
+    make_ask({"question": "Q2", "field": "g", "type": "boolean"}, turn_id="b")
+    url = f"/conversations/{external.pk}/asks/{first.pk}/answer"
+    response = client_in.post(url, {"action": "skip"}, headers=HX)
+    assert response.status_code == 409
+    assert "no longer open" in response.content.decode()
+
+
+def test_fragment_and_ownership(client, other_user, client_in, external, make_ask):
+    ask = make_ask()
+    assert client_in.get(f"/conversations/{external.pk}/asks/{ask.pk}").status_code == 200
+    client.force_login(other_user)
+    assert client.get(f"/conversations/{external.pk}/asks/{ask.pk}").status_code == 404
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    assert client.post(url, {"value": "mild"}).status_code == 404
+
+
+def test_api_structured_answer(api, external, make_ask):
+    make_ask()
+    body = {
+        "type": "structured_answer",
+        "field": "pain_level",
+        "value": "mild",
+        "display_text": "轻微疼痛",
+        "source": "user_option_click",
+        "turn_id": "turn_1",
+    }
+    url = f"/api/v1/conversations/{external.pk}/answers"
+    response = api.post(url, body)
+    assert response.status_code == 201, response.content
+    data = response.json()
+    assert data["answer"]["value"] == "mild" and data["consultation_state"] == {
+        "pain_level": "mild"
+    }
+    assert data["missing_slots"] == [] and data["confidence"] == {"pain_level": 1.0}
+    again = api.post(url, body)
+    assert again.status_code == 200 and again.json()["created"] is False
+    bad = api.post(url, {**body, "turn_id": "x"})
+    assert bad.status_code == 404 and bad.json()["error"] == "ask_not_found"
+
+
+def test_api_refuses_values_outside_options(api, external, make_ask):
+    make_ask({"question": "Q", "field": "f", "options": _options(2)}, turn_id="t")
+    url = f"/api/v1/conversations/{external.pk}/answers"
+    response = api.post(url, {"field": "f", "turn_id": "t", "value": "zz"})
+    assert response.status_code == 400 and response.json()["error"] == "answer_value_invalid"
+
+
+def test_state_panel_and_edit(client_in, external, make_ask):
+    ask = make_ask()
+    client_in.post(
+        f"/conversations/{external.pk}/asks/{ask.pk}/answer",
+        {"action": "free_text", "text": "有点轻微疼痛"},
+        headers=HX,
+    )
+    html = client_in.get(f"/conversations/{external.pk}/state").content.decode()
+    assert "轻微疼痛" in html and "70% sure" in html and "有点轻微疼痛" in html
+    assert 'hx-trigger="sse:consultation_state_patch"' in html
+    response = client_in.post(
+        f"/conversations/{external.pk}/state/pain_level", {"value": "severe"}, headers=HX
+    )
+    assert response.status_code == 200 and "明显疼痛" in response.content.decode()
+    assert StructuredAnswer.objects.last().source == "user_edit"
+    bad = client_in.post(f"/conversations/{external.pk}/state/nope", {"value": "x"}, headers=HX)
+    assert bad.status_code == 404
