@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import pytest
+
+from chat.intake.service import intake_begin
+from chat.models import Event, Message, StructuredAnswer
+from chat.services import conversation_create, message_post_user
+from chat.structured.selectors import ask_pending
+from chat.structured.services import structured_answer_submit
+from questionnaires.protocol import build_response, parse_message
+
+pytestmark = pytest.mark.django_db
+
+
+def _pending(conversation):
+    return {
+        m.metadata["ask_user_options"]["field"]: m for m in ask_pending(conversation=conversation)
+    }
+
+
+def _click(conversation, field, value, source="user_option_click", **kw):
+    ask = _pending(conversation)[field]
+    structured_answer_submit(
+        conversation=conversation,
+        answer={
+            "field": field,
+            "value": value,
+            "source": source,
+            "turn_id": ask.metadata["turn_id"],
+            **kw,
+        },
+    )
+    conversation.refresh_from_db()
+
+
+def _state(conversation):
+    conversation.refresh_from_db()
+    return conversation.state
+
+
+def test_first_turn_intro_and_two_asks(intake):
+    messages = list(intake.messages.order_by("seq"))
+    assert messages[0].content.startswith("Hello")
+    assert list(_pending(intake)) == ["knee_side", "pain_level"]
+    assert intake.state["intake"] == {"definition": "knee", "status": "collecting"}
+    assert intake.state["missing_slots"][:2] == ["knee_side", "pain_level"]
+
+
+def test_sibling_answer_waits_then_next_asks(intake):
+    _click(intake, "knee_side", "left")
+    assert list(_pending(intake)) == ["pain_level"]  # nothing new while a sibling is open
+    _click(intake, "pain_level", "mild")
+    # pain_score only applies once pain_level is known and isn't "none"
+    assert list(_pending(intake)) == ["pain_score", "duration"]
+    _click(intake, "pain_score", "6")
+    _click(intake, "duration", "1_4w")
+    assert list(_pending(intake)) == ["swelling", "injury"]
+    assert _state(intake)["consultation_state"] == {
+        "knee_side": "left",
+        "pain_level": "mild",
+        "pain_score": 6,
+        "duration": "1_4w",
+    }
+
+
+def test_dependency_skips_inapplicable_slot(intake):
+    _click(intake, "knee_side", "both")
+    _click(intake, "pain_level", "none")
+    assert list(_pending(intake)) == ["duration", "swelling"]
+    assert "pain_score" not in _state(intake)["missing_slots"]
+
+
+def test_typed_reply_is_read_against_open_asks(intake):
+    message_post_user(conversation=intake, content="the left one, and only a little")
+    state = _state(intake)
+    assert state["consultation_state"] == {"knee_side": "left", "pain_level": "mild"}
+    assert state["raw_text"]["knee_side"] == "the left one, and only a little"
+    assert state["confidence"]["pain_level"] < 1.0
+    names = [e.name for e in Event.objects.filter(conversation=intake)]
+    assert names.count("extracted_info") == 2
+    assert StructuredAnswer.objects.filter(source="user_free_text").count() == 2
+    assert list(_pending(intake)) == ["pain_score", "duration"]
+
+
+def test_unreadable_reply_says_so_and_asks_again(intake):
+    message_post_user(conversation=intake, content="hmm, what?")
+    texts = [m.content for m in intake.messages.order_by("seq")]
+    assert any(t.startswith("I couldn't read an answer") for t in texts)
+    assert list(_pending(intake)) == ["knee_side", "pain_level"]
+
+
+def _finish(conversation):
+    _click(conversation, "knee_side", "right")
+    _click(conversation, "pain_level", "none")
+    _click(conversation, "duration", "1_3m")
+    _click(conversation, "swelling", None, source="user_skipped")
+    _click(conversation, "injury", "false")
+    _click(conversation, "notes", None, source="user_free_text", raw_text="worse on stairs")
+
+
+def _summary(conversation):
+    message = conversation.messages.filter(role="assistant").order_by("-seq").first()
+    segments = parse_message(message.content, message_id=str(message.pk))
+    cards = [s for s in segments if s.kind == "questionnaire"]
+    assert len(cards) == 1, [s.kind for s in segments]
+    return message, cards[0].questionnaire
+
+
+def test_summary_with_inline_questionnaire_then_confirm(intake):
+    _finish(intake)
+    message, questionnaire = _summary(intake)
+    assert "**Which knee**: Right knee" in message.content
+    assert "**Swelling**: (skipped)" in message.content
+    assert "worse on stairs" in message.content
+    assert _state(intake)["intake"]["status"] == "confirming"
+    q1, q2 = questionnaire.questions
+    built = build_response(questionnaire, {q1.id: q1.options[0].value, q2.id: []})
+    message_post_user(conversation=intake, content=built.envelope)
+    assert _state(intake)["intake"]["status"] == "confirmed"
+    assert intake.messages.order_by("-seq").first().content.startswith("Thank you")
+
+
+def test_correcting_reopens_the_chosen_slots(intake):
+    _finish(intake)
+    _message, questionnaire = _summary(intake)
+    q1, q2 = questionnaire.questions
+    pick = [o.value for o in q2.options if o.label == "Duration"]
+    built = build_response(questionnaire, {q1.id: q1.options[1].value, q2.id: pick})
+    message_post_user(conversation=intake, content=built.envelope)
+    state = _state(intake)
+    assert state["intake"]["status"] == "collecting"
+    assert "duration" not in state["consultation_state"]
+    assert list(_pending(intake)) == ["duration"]
+    _click(intake, "duration", "gt_1y")
+    _message, again = _summary(intake)
+    assert again.title == "Confirm your answers"
+
+
+def test_chinese_definition_and_words(user):
+    conversation = conversation_create(owner=user, agent="intake", language="zh-hans")
+    intake_begin(conversation=conversation, definition_id="knee")
+    assert set(_pending(conversation)) == {"knee_side", "pain_level"}
+    message_post_user(conversation=conversation, content="左边，不疼")
+    state = _state(conversation)
+    assert state["consultation_state"] == {"knee_side": "left", "pain_level": "none"}
+    assert state["display"]["pain_level"] == "没有疼痛"
+
+
+def test_project_kickoff_boolean_dependency(user):
+    conversation = conversation_create(owner=user, agent="intake", language="en")
+    intake_begin(conversation=conversation, definition_id="project_kickoff")
+    _click(conversation, "project_type", "website")
+    _click(conversation, "team_size", "4")
+    assert list(_pending(conversation)) == ["has_deadline", "budget"]
+    _click(conversation, "has_deadline", "true")
+    _click(conversation, "budget", "unknown")
+    # a slot that depends on an answer is never paired with the question it depends on
+    assert list(_pending(conversation)) == ["deadline", "goal"]
+
+
+def test_api_conversation_asks_which_intake_first(api, user):
+    response = api.post("/api/v1/conversations/", {"agent": "intake"})
+    cid = response.json()["id"]
+    api.post(f"/api/v1/conversations/{cid}/messages", {"role": "user", "content": "hi"})
+    from chat.models import Conversation
+
+    conversation = Conversation.objects.get(pk=cid)
+    assert list(_pending(conversation)) == ["intake_definition"]
+    ask = _pending(conversation)["intake_definition"]
+    answer = {
+        "type": "structured_answer",
+        "field": "intake_definition",
+        "value": "project_kickoff",
+        "source": "user_option_click",
+        "turn_id": ask.metadata["turn_id"],
+    }
+    assert api.post(f"/api/v1/conversations/{cid}/answers", answer).status_code == 201
+    conversation.refresh_from_db()
+    assert conversation.state["intake"]["definition"] == "project_kickoff"
+    assert "project_type" in _pending(conversation)
+
+
+def test_new_conversation_form_starts_the_intake(client_in):
+    response = client_in.post(
+        "/conversations/new", {"title": "K", "agent": "intake", "intake": "knee"}
+    )
+    assert response.status_code == 302
+    page = client_in.get(response["Location"]).content.decode()
+    assert 'data-widget="buttons"' in page and 'id="state-panel"' in page
+    assert Message.objects.filter(role="assistant").count() == 3
