@@ -1,0 +1,87 @@
+"""The Protocol tour in a real browser: first message to the answered pause questionnaire."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from .conftest import new_conversation
+
+TIMEOUT = 15_000
+
+WATCH_PREVIEW = """() => {
+  window.qcPreviewSeen = [];
+  const box = document.querySelector('#run-live .run-preview-text');
+  new MutationObserver(() => {
+    if (box.textContent) window.qcPreviewSeen.push(box.textContent.length);
+  }).observe(box, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def interactive_card(page):
+    return page.locator("#messages section.qcard-interactive")
+
+
+def answer_card(page, previous_id: str | None) -> str:
+    """Wait for a new answerable card, submit its defaults, return its questionnaire id."""
+    card = interactive_card(page).last
+    if previous_id is not None:
+        expect(card).not_to_have_attribute("data-questionnaire-id", previous_id, timeout=TIMEOUT)
+    expect(card).to_be_visible(timeout=TIMEOUT)
+    qid = card.get_attribute("data-questionnaire-id")
+    assert qid
+    card.locator("button[type=submit]").click()
+    expect(page.locator(f'section[data-questionnaire-id="{qid}"]')).to_have_attribute(
+        "data-card-mode", "answered", timeout=TIMEOUT
+    )
+    return qid
+
+
+def test_protocol_tour(page, server):
+    conversation_id = new_conversation(page, server, agent="scripted", title="Tour")
+    page.evaluate(WATCH_PREVIEW)
+    page.fill("#id_content", "Start the tour")
+    page.click("#composer button[type=submit]")
+
+    # 1-4: fenced single choice with Other, multi + free text, sage- name, XML+JSON.
+    first = interactive_card(page).last
+    expect(first).to_be_visible(timeout=TIMEOUT)
+    expect(first.locator(".qcard-other-text")).to_have_count(1)
+    qid = answer_card(page, None)
+    expect(page.locator("#messages .msg-user").last).to_contain_text("What brings you here?")
+    for _ in range(3):
+        qid = answer_card(page, qid)
+    assert page.evaluate("window.qcPreviewSeen.length") > 0, "no streaming preview"
+
+    # 5: the invalid reply was repaired by self-check; only the repair is shown.
+    expect(page.locator("#messages")).to_contain_text(
+        "Self-check caught my mistake", timeout=TIMEOUT
+    )
+    expect(page.locator("#messages")).not_to_contain_text("type alias `multiple_choice`")
+    qid = answer_card(page, qid)
+
+    # 6: questionnaire_async — a parameter-error card, then the working card.
+    expect(page.locator("#messages")).to_contain_text("fixed the arguments", timeout=TIMEOUT)
+    qid = answer_card(page, qid)
+    assert qid.startswith("call_r"), qid  # a tool card's id is its tool-call id
+
+    # 7: the step hits its loop limit and pauses with the spec's questionnaire.
+    expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
+    pause = interactive_card(page).last
+    expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
+    expect(pause.get_by_role("radio", name="Continue")).to_be_checked()
+    answer_card(page, qid)
+
+    # 8: answering "Continue" resumes the work.
+    expect(page.locator("#messages")).to_contain_text("Resumed", timeout=TIMEOUT)
+    expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
+    runs = server.shell(
+        "from chat.models import Run\n"
+        f"print(list(Run.objects.filter(conversation_id={conversation_id})"
+        ".order_by('id').values_list('stop_reason', flat=True)))"
+    )
+    assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 6 + [
+        "max_iterations",
+        "completed",
+    ]
