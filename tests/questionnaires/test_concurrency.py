@@ -1,0 +1,78 @@
+"""Twenty concurrent submits for one card create exactly one user message.
+
+Real concurrency needs a real database server: this runs against PostgreSQL when
+DATABASE_URL points at it, and is skipped (or fails under REQUIRE_SERVICES=1) otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+from django.urls import reverse
+
+from chat.models import Message
+from questionnaires.models import Submission
+
+pytestmark = [pytest.mark.postgres]
+THREADS = 20
+
+
+@pytest.fixture
+def _postgres():
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        reason = "needs DATABASE_URL=postgres://… for real concurrent transactions"
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    assert connection.vendor == "postgresql"
+
+
+def test_twenty_concurrent_submits_create_one_answer(
+    _postgres, transactional_db, user, card_message
+):
+    url = reverse("chat:questionnaire_submit", args=[card_message.conversation_id, card_message.pk])
+    body = {
+        "questionnaire_id": f"{card_message.pk}_q1",
+        "answers": {"q1": "Rome", "q2": [], "q3": ""},
+    }
+    clients = []
+    for _ in range(THREADS):
+        client = Client()
+        client.force_login(user)
+        clients.append(client)
+    barrier = threading.Barrier(THREADS)
+    statuses: list[int] = []
+    errors: list[BaseException] = []
+
+    def post(client: Client) -> None:
+        try:
+            barrier.wait()
+            response = client.post(url, body, content_type="application/json")
+            statuses.append(response.status_code)
+            if response.status_code != 201:
+                assert response.json()["error"] == "questionnaire_already_submitted"
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post, args=(c,)) for c in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert Counter(statuses) == {201: 1, 409: THREADS - 1}
+    answers = Message.objects.filter(
+        conversation_id=card_message.conversation_id,
+        role="user",
+        content__startswith="<questionnaire-response>",
+    )
+    assert answers.count() == 1
+    assert Submission.objects.count() == 1

@@ -1,0 +1,214 @@
+"""The submit view (htmx, no-JS, JSON), live locking fragments, and the playground."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from chat.models import Message
+from chat.services import message_create
+from questionnaires.models import Submission
+from tests.htmlcheck import assert_inert
+from tests.questionnaires.conftest import TRIP
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def url(card):
+    return reverse("chat:questionnaire_submit", args=[card.conversation_id, card.pk])
+
+
+def form(card, **fields):
+    data = {
+        "questionnaire_id": f"{card.pk}_q1",
+        "answer-1": "Rome",
+        "answer-2": ["Car"],
+        "answer-3": "typed text",
+    }
+    data.update(fields)
+    return data
+
+
+def test_htmx_submit_returns_locked_card_and_appends_user_message(client_in, card_message):
+    response = client_in.post(url(card_message), form(card_message), **HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'id="msg-{card_message.pk}"' in html and "qcard-answered" in html
+    assert 'value="Car" checked' in html and "data-card-state" not in html
+    answer = Message.objects.get(role="user", content__startswith="<questionnaire-response>")
+    assert 'hx-swap-oob="beforeend:#messages"' in html and f'id="msg-{answer.pk}"' in html
+    assert_inert(html, allow_forms=True)
+
+
+def test_no_js_submit_redirects_to_the_page(client_in, card_message):
+    response = client_in.post(url(card_message), form(card_message))
+    answer = Message.objects.get(role="user", content__startswith="<questionnaire-response>")
+    assert response.status_code == 302 and response["Location"].endswith(f"#msg-{answer.pk}")
+    page = client_in.get(response["Location"]).content.decode()
+    assert "qcard-answered" in page and 'class="qanswer"' in page
+
+
+def test_json_submit(client_in, card_message):
+    body = {
+        "questionnaire_id": f"{card_message.pk}_q1",
+        "answers": {"q1": "Rome", "q2": [], "q3": ""},
+    }
+    response = client_in.post(url(card_message), body, content_type="application/json")
+    assert response.status_code == 201
+    assert response.json()["questionnaire_id"] == f"{card_message.pk}_q1"
+
+
+def _stale(conversation, card):
+    message_create(conversation=conversation, role="assistant", content="newer")
+
+
+def _answered(conversation, card):
+    from chat.questionnaire_views import PORT
+    from questionnaires.services import questionnaire_submit
+
+    questionnaire_submit(
+        conversation=conversation,
+        message_id=card.pk,
+        questionnaire_id=f"{card.pk}_q1",
+        answers={"q1": "Paris", "q2": [], "q3": ""},
+        other_text={},
+        user=None,
+        lang="en",
+        port=PORT,
+    )
+
+
+def _readonly(conversation, card):
+    Message.objects.filter(pk=card.pk).update(readonly=True)
+
+
+REFUSALS = [
+    (_stale, {}, 409, "questionnaire_not_latest"),
+    (_answered, {}, 409, "questionnaire_already_submitted"),
+    (_readonly, {}, 409, "message_readonly"),
+    (None, {"answer-1": "Berlin"}, 400, "answer_invalid"),
+]
+
+
+@pytest.mark.parametrize(("setup", "fields", "status", "code"), REFUSALS)
+def test_refusals_htmx_keep_selections_and_show_the_reason(
+    client_in, conversation, card_message, setup, fields, status, code
+):
+    if setup:
+        setup(conversation, card_message)
+    before = Message.objects.count()
+    data = form(card_message, **fields)
+    response = client_in.post(url(card_message), data, **HX)
+    assert response.status_code == status
+    html = response.content.decode()
+    assert f'data-error-code="{code}"' in html and 'role="alert"' in html
+    assert ">typed text</textarea>" in html and 'value="Car" checked' in html
+    assert Message.objects.count() == before
+    if code == "answer_invalid":
+        assert "hx-post" in html and 'class="qcard-field-error"' in html
+    else:
+        assert "hx-post" not in html
+
+
+@pytest.mark.parametrize(("setup", "fields", "status", "code"), REFUSALS)
+def test_refusals_without_js_render_the_page_with_the_card_error(
+    client_in, conversation, card_message, setup, fields, status, code
+):
+    if setup:
+        setup(conversation, card_message)
+    response = client_in.post(url(card_message), form(card_message, **fields))
+    assert response.status_code == status
+    html = response.content.decode()
+    assert 'id="composer"' in html and f'data-error-code="{code}"' in html
+    assert ">typed text</textarea>" in html
+
+
+@pytest.mark.parametrize(("setup", "fields", "status", "code"), REFUSALS)
+def test_refusals_as_json(client_in, conversation, card_message, setup, fields, status, code):
+    if setup:
+        setup(conversation, card_message)
+    answers = {"q1": fields.get("answer-1", "Rome"), "q2": [], "q3": ""}
+    body = {"questionnaire_id": f"{card_message.pk}_q1", "answers": answers}
+    response = client_in.post(url(card_message), body, content_type="application/json")
+    assert response.status_code == status and response.json()["error"] == code
+    if code == "answer_invalid":
+        assert response.json()["details"]["errors"][0]["path"] == "q1"
+
+
+def test_another_users_card_is_404(client, other_user, card_message):
+    client.force_login(other_user)
+    assert client.post(url(card_message), form(card_message)).status_code == 404
+    assert not Submission.objects.exists()
+
+
+def test_unknown_card_is_404(client_in, card_message):
+    assert client_in.post(url(card_message), {"questionnaire_id": "x"}).status_code == 404
+    missing = reverse("chat:questionnaire_submit", args=[card_message.conversation_id, 999999])
+    assert client_in.post(missing, form(card_message)).status_code == 404
+
+
+def test_csrf_is_enforced(user, card_message):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    assert client.post(url(card_message), form(card_message)).status_code == 403
+    page = client.get(reverse("chat:conversation", args=[card_message.conversation_id]))
+    token = re.search(
+        r'name="csrfmiddlewaretoken" value="([^"]+)" form="qc-', page.content.decode()
+    ).group(1)
+    assert (
+        client.post(url(card_message), form(card_message, csrfmiddlewaretoken=token)).status_code
+        == 302
+    )
+
+
+def test_fragment_returns_out_of_band_replacement_when_a_live_card_changed(
+    client_in, conversation, card_message
+):
+    fragment = reverse("chat:message_list", args=[conversation.pk])
+    last = card_message.seq
+    unchanged = client_in.get(
+        fragment, {"after": last, "live": f"{card_message.pk}:i"}
+    ).content.decode()
+    assert "hx-swap-oob" not in unchanged  # same state: the user's in-progress input is left alone
+    client_in.post(url(card_message), form(card_message))
+    html = client_in.get(fragment, {"after": last, "live": f"{card_message.pk}:i"}).content.decode()
+    assert f'<article id="msg-{card_message.pk}"' in html
+    oob = html[html.index(f'<article id="msg-{card_message.pk}"') :]
+    assert 'hx-swap-oob="outerHTML"' in oob.split(">", 1)[0] and "qcard-answered" in oob
+
+
+def test_page_queries_do_not_grow_with_messages(
+    client_in, conversation, django_assert_max_num_queries
+):
+    for n in range(30):
+        message_create(conversation=conversation, role="user", content=f"q {n}")
+        message_create(conversation=conversation, role="assistant", content=TRIP)
+    page = reverse("chat:conversation", args=[conversation.pk])
+    client_in.get(page)
+    with django_assert_max_num_queries(14):
+        client_in.get(page)
+
+
+def test_playground(client_in):
+    page = reverse("questionnaires:playground")
+    html = client_in.get(page).content.decode()
+    assert 'hx-trigger="keyup changed delay:300ms, change"' in html
+    full = client_in.post(page, {"content": TRIP, "role": "assistant"}).content.decode()
+    assert (
+        "Passed" in full
+        and "qcard-preview" in full
+        and "<td><code>questionnaire</code></td>" in full
+    )
+    assert 'hx-post="/conversations' not in full  # preview cards never submit
+    bad = client_in.post(
+        page, {"content": "Hi\n```questionnaire\ntitle: x\n```\n"}, **HX
+    ).content.decode()
+    assert "<html" not in bad and "Failed with" in bad and "qinvalid" in bad
+
+
+def test_playground_requires_login(client):
+    assert client.get(reverse("questionnaires:playground")).status_code == 302
