@@ -11,6 +11,7 @@ from django.utils import translation
 from django.utils.safestring import SafeString
 
 from chat import selectors
+from chat.form_cards import with_forms
 from chat.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
 from chat.structured.presenters import state_panel_for, with_asks
@@ -32,6 +33,7 @@ class MessageItem:
     form_ids: tuple[str, ...] = ()
     oob: bool = False
     ask: Any = None  # an ask_user_options widget (chat.structured.presenters.AskView)
+    forms: tuple[Any, ...] = ()  # deferred interactive forms (chat.form_cards.FormCard)
 
     @property
     def role(self) -> str:
@@ -126,6 +128,7 @@ def _items(
                     draft=draft[1],
                 )
     items = [_item(m, r) for m, r in zip(messages, rendered, strict=True)]
+    items = with_forms(conversation=conversation, messages=messages, items=items)
     return with_asks(conversation=conversation, messages=messages, items=items)
 
 

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chat import api, questionnaire_views, views
+from chat import api, interactive_form_views, questionnaire_views, views
 from chat.structured import urls as structured_urls
 
 chat_patterns = [
@@ -33,6 +33,16 @@ chat_patterns = [
         name="questionnaire_submit",
     ),
     path("", include(structured_urls.page_patterns)),
+    path(
+        "conversations/<int:conversation_id>/forms/answer",
+        interactive_form_views.interactive_form_answer,
+        name="interactive_form_answer",
+    ),
+    path(
+        "conversations/<int:conversation_id>/forms/cancel-and-send",
+        interactive_form_views.interactive_form_cancel_and_send,
+        name="interactive_form_cancel_send",
+    ),
 ]
 
 api_patterns = [

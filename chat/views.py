@@ -65,6 +65,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     conversation = _own(request, conversation_id)
     form = MessageForm(request.POST)
     status = 200
+    pending_form = None  # a refused text while a form waits: offer submit / cancel-and-send
     if form.is_valid():
         try:
             services.message_post_user(
@@ -73,6 +74,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         except ChatError as error:
             form.add_error("content", error.message)
             status = error.status
+            pending_form = error.details if error.code == "pending_interactive_form" else None
         else:
             if not request.htmx:
                 return redirect("chat:conversation", conversation_id=conversation.pk)
@@ -81,10 +83,11 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         status = 400
     if not request.htmx:
         context = conversation_context(conversation=conversation, form=form)
+        context["pending_form"] = pending_form
         return render(request, "chat/conversation.html", context, status=status)
     # htmx: the composer comes back (cleared, or with the error and the typed text kept);
     # the new message itself arrives through the event stream like in every other tab.
-    context = {"conversation": conversation, "form": form}
+    context = {"conversation": conversation, "form": form, "pending_form": pending_form}
     return render(request, "chat/conversation.html#composer", context, status=status)
 
 

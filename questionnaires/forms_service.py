@@ -172,6 +172,16 @@ def form_pending(*, conversation_id: int) -> InteractiveForm | None:
     ).first()
 
 
+def form_for_tool_call(*, conversation_id: int, tool_use_id: str) -> InteractiveForm | None:
+    if not tool_use_id:
+        return None
+    return (
+        InteractiveForm.objects.select_related("message")
+        .filter(conversation_id=conversation_id, tool_use_id=tool_use_id)
+        .first()
+    )
+
+
 def forms_for_tool_calls(
     *, conversation_id: int, tool_use_ids: list[str]
 ) -> dict[str, InteractiveForm]:

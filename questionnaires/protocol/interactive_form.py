@@ -283,7 +283,7 @@ def _question(item: Any, n: int, seen: dict[str, int], errors: _Errors) -> dict[
     multi = _flag(item, MULTI_KEYS, path, errors)
     required = _flag(item, ("required",), path, errors)
     placeholder = _string_field(item, "placeholder", path, errors)
-    has_options = item.get("options") is not None
+    has_options = item.get("options") not in (None, [])  # [] is how text is normalized
     options: list[dict[str, str]] = []
     if input_type == "choice":
         options = _options(item.get("options"), path, errors)

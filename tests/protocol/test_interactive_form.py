@@ -65,7 +65,8 @@ def test_normalized_questions_have_every_key() -> None:
 
 
 def test_normalizing_twice_is_stable() -> None:
-    first = normalize_interactive_form(NORMALIZE_CASES[0]["arguments"]).questions
+    arguments = {"questions": [*NORMALIZE_CASES[0]["arguments"]["questions"], {"question": "T"}]}
+    first = normalize_interactive_form(arguments).questions
     again = normalize_interactive_form({"questions": first}).questions
     assert again == first
 
