@@ -139,6 +139,15 @@ STORAGES = {
 }
 MEDIA_ROOT = BASE_DIR / "media"
 
+# Rendered message HTML (questionnaires.render) is cached per process, keyed by content
+# and card state; a long conversation needs more than locmem's default 300 entries.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": int(os.environ.get("CACHE_MAX_ENTRIES", "10000"))},
+    }
+}
+
 # Security headers: on by default; HTTPS-only flags switch on with SECURE_SSL=1 (behind TLS).
 SECURE_SSL = env_bool("SECURE_SSL", False)
 SESSION_COOKIE_SECURE = SECURE_SSL
