@@ -212,3 +212,41 @@ def test_playground(client_in):
 
 def test_playground_requires_login(client):
     assert client.get(reverse("questionnaires:playground")).status_code == 302
+
+
+def test_questionnaire_async_posted_through_the_json_api_renders_and_submits(
+    api, client_in, conversation
+):
+    import json as _json
+
+    from questionnaires.protocol import questionnaire_async
+    from tests.questionnaires.conftest import ASYNC_ARGS
+
+    base = f"/api/v1/conversations/{conversation.pk}/messages"
+    call = {
+        "id": "call_api",
+        "type": "function",
+        "function": {"name": "questionnaire_async", "arguments": _json.dumps(ASYNC_ARGS)},
+    }
+    card = api.post(base, {"role": "assistant", "content": "", "tool_calls": [call]}).json()
+    page = reverse("chat:conversation", args=[conversation.pk])
+    assert "qcard-pending" in client_in.get(page).content.decode()
+    result = _json.dumps(questionnaire_async(ASYNC_ARGS, lang="en"))
+    api.post(base, {"role": "tool", "tool_call_id": "call_api", "content": result})
+    html = client_in.get(page).content.decode()
+    assert 'data-questionnaire-id="call_api"' in html and "qcard-interactive" in html
+    submit = reverse("chat:questionnaire_submit", args=[conversation.pk, card["id"]])
+    response = client_in.post(submit, {"questionnaire_id": "call_api", "answer-1": "Oslo"}, **HX)
+    assert response.status_code == 200 and "qcard-answered" in response.content.decode()
+    messages = api.get(base).json()["messages"]
+    answer = next(m for m in messages if m["role"] == "user")
+    assert answer["segments"][0]["kind"] == "response"
+    assert answer["segments"][0]["payload"]["questionnaire_id"] == "call_api"
+
+
+def test_failed_questionnaire_async_result_renders_parameter_errors(client_in, conversation):
+    from tests.questionnaires.conftest import post_async_card
+
+    post_async_card(conversation, arguments={"questions": [{"type": "bogus"}]})
+    html = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+    assert "qcard-error" in html and "<code>questions[1].type</code>" in html
