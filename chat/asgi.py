@@ -21,6 +21,7 @@ django_application = get_asgi_application()
 
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
 
+from chat import mcp as chat_mcp  # noqa: E402
 from chat.worker import AgentRunConsumer  # noqa: E402
 
 Scope = MutableMapping[str, Any]
@@ -29,9 +30,11 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # (path prefix, app). A mounted app sees the full path.
-MOUNTS: list[tuple[str, ASGIApp]] = []
+MOUNTS: list[tuple[str, ASGIApp]] = [(chat_mcp.PATH, chat_mcp.application)]
 # Async context managers entered at server start-up and left at shutdown.
-LIFESPAN_CONTEXTS: list[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = []
+LIFESPAN_CONTEXTS: list[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = [
+    chat_mcp.lifespan
+]
 
 
 async def http_router(scope: Scope, receive: Receive, send: Send) -> None:

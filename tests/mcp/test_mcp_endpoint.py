@@ -1,0 +1,180 @@
+"""The MCP endpoint, driven by the official SDK client against a real uvicorn server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = pytest.mark.e2e
+
+SETUP = """
+import json
+from django.contrib.auth.models import User
+from chat.models import Run
+from chat.services import conversation_create
+from chat.agent.identity import run_environment
+user, _ = User.objects.get_or_create(username="{user}")
+c = conversation_create(owner=user, title="MCP", agent="external")
+run = Run.objects.create(conversation=c, status="running")
+env = run_environment(conversation_id=c.pk, run_id=run.pk, user_id=user.pk)
+print(json.dumps({{"conversation": c.pk, "run": run.pk, "token": env["MCP_RUN_TOKEN"]}}))
+"""
+
+FORM = {
+    "questions": [
+        {
+            "id": "size",
+            "title": "Which size?",
+            "type": "dropdown",
+            "options": ["S", "M", "L"],
+            "required": True,
+        },
+        {"id": "note", "question": "Notes", "input_type": "textarea"},
+    ]
+}
+
+
+def _setup(server, user: str = "mcp-user") -> dict[str, Any]:
+    return server.json(SETUP.format(user=user))
+
+
+async def _session_calls(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]):
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        tools = await session.list_tools()
+        results = [await session.call_tool(name, args) for name, args in calls]
+        return init, tools, results
+
+
+def _payload(result) -> dict[str, Any]:
+    if result.structured_content:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def test_form_over_mcp_end_to_end(mcp_server):
+    ids = _setup(mcp_server)
+    url = mcp_server.url + "/mcp/"
+    bad = {"questions": [{"question": "", "input_type": "choice"}]}
+    init, tools, results = anyio.run(
+        _session_calls,
+        url,
+        ids["token"],
+        [
+            ("interactive_form_question", bad),
+            ("interactive_form_question", FORM),
+            ("interactive_form_question", FORM),
+        ],
+    )
+    assert init.server_info.name == "inline-questionnaire-chat"
+    assert {"interactive_form_question", "questionnaire_async"} <= {t.name for t in tools.tools}
+    invalid, ok, again = (_payload(r) for r in results)
+    assert invalid["success"] is False
+    assert {e["path"] for e in invalid["errors"]} == {
+        "questions[1].question",
+        "questions[1].options",
+    }
+    assert ok["__deferred_user_input__"] is True and ok["status"] == "waiting_for_user_response"
+    assert again["success"] is False and again["error_code"] == "interactive_form_already_shown"
+
+    # the form is in the conversation, rendered from its payload; answer it over the API
+    state = mcp_server.json(
+        f"""
+import json
+from chat.models import Message
+from questionnaires.models import InteractiveForm
+f = InteractiveForm.objects.get(conversation_id={ids["conversation"]})
+m = Message.objects.get(pk=f.message_id)
+print(json.dumps({{"ask_id": f.ask_id, "tool_use_id": f.tool_use_id, "run": f.run_id,
+  "payload": m.metadata["render_payloads"][f.tool_use_id], "count": InteractiveForm.objects.count()}}))
+"""
+    )
+    assert state["ask_id"] == ok["ask_id"] and state["run"] == ids["run"]
+    assert state["payload"]["questions"][0]["options"][1] == {"label": "M", "value": "M"}
+    api_token = (
+        mcp_server.shell(
+            "from django.core.management import call_command; call_command('create_api_token', 'mcp-user')"
+        )
+        .strip()
+        .split()[-1]
+    )
+    api = httpx.Client(base_url=mcp_server.url, headers={"Authorization": f"Bearer {api_token}"})
+    answer = {
+        "type": "interactive_form_question",
+        "tool_use_id": state["tool_use_id"],
+        "answers": {"size": "M"},
+    }
+    response = api.post(
+        f"/api/v1/conversations/{ids['conversation']}/messages",
+        json={"role": "user", "interactive_form_answer": answer},
+    )
+    assert response.status_code == 201, response.text
+    messages = api.get(f"/api/v1/conversations/{ids['conversation']}/messages").json()["messages"]
+    tool = next(
+        m for m in messages if m["role"] == "tool" and m["tool_call_id"] == state["tool_use_id"]
+    )
+    assert json.loads(tool["content"])["answers"][0]["value"] == "M"
+
+
+def test_questionnaire_async_over_mcp(mcp_server):
+    ids = _setup(mcp_server, "mcp-q")
+    args = {
+        "title": "Quick",
+        "questions": [{"type": "single_choice", "text": "Tea?", "options": ["Yes", "No"]}],
+    }
+    _init, _tools, (result,) = anyio.run(
+        _session_calls, mcp_server.url + "/mcp/", ids["token"], [("questionnaire_async", args)]
+    )
+    assert _payload(result)["success"] is True
+    kinds = mcp_server.json(
+        f"from chat.models import Message; import json; print(json.dumps([m.role for m in Message.objects.filter(conversation_id={ids['conversation']})]))"
+    )
+    assert kinds == ["assistant", "tool"]
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "nonsense", "mcprun.eyJ0YW1wZXJlZCI6MX0:abc:def", "qc_api_token_is_not_a_run_token"],
+)
+def test_bad_tokens_get_401(mcp_server, token):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    response = httpx.post(
+        mcp_server.url + "/mcp/",
+        json=body,
+        headers={**headers, "Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 401
+    assert response.json()["error"] == "unauthorized"
+
+
+def test_expired_token_gets_401(mcp_server):
+    ids = _setup(mcp_server, "mcp-old")
+    # sign a token "in the past" by shifting the signer's clock
+    token = mcp_server.json(
+        f"""
+import json, time
+from unittest import mock
+from chat.agent.identity import mcp_token_issue
+with mock.patch("time.time", return_value=time.time() - 7 * 24 * 3600):
+    t = mcp_token_issue(conversation_id={ids["conversation"]}, run_id={ids["run"]}, user_id=1)
+print(json.dumps(t))
+"""
+    )
+    response = httpx.post(
+        mcp_server.url + "/mcp/", json={}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 401
