@@ -85,3 +85,24 @@ def test_protocol_tour(page, server):
         "max_iterations",
         "completed",
     ]
+
+
+def test_failed_run_shows_retry_and_keeps_the_message(page, server):
+    # The e2e server has no model endpoint configured: the openai agent fails visibly.
+    conversation_id = new_conversation(page, server, agent="openai", title="No model")
+    page.fill("#id_content", "Are you there?")
+    page.click("#composer button[type=submit]")
+    failed = page.locator("#run-status .run-failed")
+    expect(failed).to_be_visible(timeout=TIMEOUT)
+    expect(failed).to_contain_text("LLM_BASE_URL")
+    expect(page.locator("#messages .msg-user")).to_contain_text("Are you there?")
+    first_run = failed.get_attribute("data-run")
+    failed.get_by_role("button", name="Retry").click()
+    expect(page.locator("#run-status .run-failed")).not_to_have_attribute(
+        "data-run", first_run or "", timeout=TIMEOUT
+    )
+    count = server.shell(
+        f"from chat.models import Run\nprint(Run.objects.filter(conversation_id={conversation_id}).count())"
+    )
+    assert count.strip().splitlines()[-1] == "2"
+    expect(page.locator("#messages .msg-user")).to_have_count(1)
