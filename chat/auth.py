@@ -12,6 +12,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
+from chat.agent.identity import is_skill_token
 from chat.errors import ChatError
 from chat.models import ApiToken, hash_token
 from chat.services import api_token_touch
@@ -64,6 +65,12 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             try:
                 raw = bearer_token(request)
+                if is_skill_token(raw):  # also refused by SkillTokenScopeMiddleware
+                    raise ChatError(
+                        "skill_token_not_allowed",
+                        _("A skill identity token only works for skill publishing."),
+                        status=401,
+                    )
                 user = user_for_api_token(raw) if raw else None
                 if user is None:
                     raise ChatError(
