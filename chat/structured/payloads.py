@@ -185,6 +185,8 @@ def ask_validate(payload: Any) -> dict[str, Any]:
     elif kind == "boolean":
         true_label = check.optional_text(payload, "true_label") or _("Yes")
         false_label = check.optional_text(payload, "false_label") or _("No")
+        # Keep the labels in the normalized payload: re-validating it must be a no-op.
+        result.update(true_label=true_label, false_label=false_label)
         result["options"] = [
             {"label": true_label, "value": True, "icon": "", "synonyms": []},
             {"label": false_label, "value": False, "icon": "", "synonyms": []},

@@ -22,7 +22,7 @@ from chat.structured.extract import (
     extract,
 )
 from chat.structured.payloads import AskInvalid, ask_validate, option_for_value, scale_value
-from chat.structured.state import StatePatch
+from chat.structured.state import StatePatch, pointer
 
 logger = logging.getLogger(__name__)
 Source = StructuredAnswer.Source
@@ -409,8 +409,13 @@ def state_section_merge(*, conversation: Conversation, key: str, values: dict[st
     """Merge `values` into `Conversation.state[key]` (an agent's own bookkeeping)."""
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        state = dict(locked.state or {})
-        state[key] = {**state.get(key, {}), **values}
-        locked.state = state
+        patch = StatePatch(locked.state)
+        section = patch.state.setdefault(key, {})
+        for name, value in values.items():
+            if section.get(name) != value:
+                op = "replace" if name in section else "add"
+                section[name] = value
+                patch.ops.append({"op": op, "path": pointer(key, name), "value": value})
         locked.save(update_fields=["state"])
-        conversation.state = state
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch)

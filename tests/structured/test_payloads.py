@@ -114,3 +114,16 @@ def test_scale_value_snaps_and_bounds():
     assert scale_value(ask, "11") is None
     assert scale_value(ask, "x") is None
     assert scale_value(ask, True) is None
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"question": "q", "field": "f", "type": "boolean", "true_label": "Y!", "false_label": "N!"},
+        {"question": "q", "field": "f", "type": "scale", "min": 0, "max": 4, "min_label": "lo"},
+        {**SPEC_PAYLOAD, "options": [{**o, "synonyms": ["s"]} for o in SPEC_PAYLOAD["options"]]},
+    ],
+)
+def test_normalizing_twice_changes_nothing(payload):
+    once = ask_validate(payload)
+    assert ask_validate(once) == once

@@ -1,0 +1,113 @@
+"""The intake agent end to end in a real browser: click, free text, skip, slider, dropdown,
+the live state panel, and confirming the summary's inline questionnaire."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import new_conversation
+
+
+def _start(page, server, intake="knee"):
+    page.goto(server.url + "/")
+    page.fill("#id_title", "Intake e2e")
+    page.select_option("#id_agent", "intake")
+    page.select_option("#id_intake", intake)
+    page.click(".new-conversation button[type=submit]")
+    page.wait_for_url("**/conversations/*/")
+
+
+def _open_ask(page, field):
+    return page.locator(f'.ask[data-field="{field}"]:not(.ask-closed)')
+
+
+def test_knee_intake_end_to_end(page, server):
+    _start(page, server)
+    knee = _open_ask(page, "knee_side")
+    expect(knee.locator("button.ask-option")).to_have_count(3)
+    # click
+    knee.get_by_role("button", name="Left knee").click()
+    expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_contain_text("Left knee")
+    expect(page.locator('#state-panel [data-field="knee_side"]')).to_contain_text("100% sure")
+    # free text in the "other" entry, read as an option
+    pain = _open_ask(page, "pain_level")
+    pain.get_by_label("Other answer").fill("only a little")
+    pain.get_by_label("Other answer").press("Enter")
+    expect(page.locator('#state-panel [data-field="pain_level"]')).to_contain_text("Mild pain")
+    expect(page.locator('#state-panel [data-field="pain_level"]')).to_contain_text("only a little")
+    # slider: keyboard moves it, the shown value follows
+    slider = _open_ask(page, "pain_score").locator('input[type="range"]')
+    expect(slider).to_be_visible()
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(_open_ask(page, "pain_score").locator("output")).to_have_text("7")
+    _open_ask(page, "pain_score").get_by_role("button", name="Submit").click()
+    expect(page.locator('#state-panel [data-field="pain_score"]')).to_contain_text("7")
+    # dropdown (6 options)
+    duration = _open_ask(page, "duration")
+    duration.locator("select").select_option("1_3m")
+    duration.get_by_role("button", name="Choose").click()
+    expect(page.locator('#state-panel [data-field="duration"]')).to_contain_text("1–3 months")
+    # yes/no and skip
+    _open_ask(page, "swelling").get_by_role("button", name="Skip").click()
+    expect(page.locator('#state-panel [data-field="swelling"]')).to_contain_text("Skipped")
+    _open_ask(page, "injury").get_by_role("button", name="No injury").click()
+    notes = _open_ask(page, "notes")
+    notes.locator('input[name="text"]').fill("worse on stairs")
+    notes.get_by_role("button", name="Send").click()
+    # summary with an inline questionnaire; confirm it
+    summary = page.locator(".msg-assistant", has_text="Here is what you told me")
+    expect(summary).to_contain_text("Here is what you told me")
+    expect(summary).to_contain_text("worse on stairs")
+    summary.get_by_role("button", name="Submit answers").click()
+    expect(page.locator(".msg-assistant", has_text="confirmed and recorded")).to_be_visible()
+    expect(page.locator("#state-panel")).to_contain_text("Confirmed")
+    assert page.dialogs == []
+
+
+def test_panel_edit_and_second_tab_locks(browser, page, server):
+    _start(page, server, intake="project_kickoff")
+    cid = int(page.url.rstrip("/").split("/")[-1])
+    other_ctx = browser.new_context(locale="en-US")
+    other = other_ctx.new_page()
+    from tests.e2e.conftest import login
+
+    login(other, server)
+    other.goto(f"{server.url}/conversations/{cid}/")
+    expect(_open_ask(other, "project_type")).to_be_visible()
+    other.wait_for_timeout(300)
+    _open_ask(page, "project_type").locator("select").select_option("website")
+    _open_ask(page, "project_type").get_by_role("button", name="Choose").click()
+    # the other tab's widget locks and its panel updates live
+    expect(other.locator('.ask[data-field="project_type"] .ask-answered')).to_contain_text(
+        "Website"
+    )
+    expect(other.locator('#state-panel [data-field="project_type"]')).to_contain_text("Website")
+    # edit the slot from the panel
+    row = page.locator('#state-panel [data-field="project_type"]')
+    row.locator("summary").click()
+    row.locator("select").select_option("research")
+    row.get_by_role("button", name="Save").click()
+    expect(other.locator('#state-panel [data-field="project_type"]')).to_contain_text("Research")
+    other_ctx.close()
+
+
+def test_no_js_answers(browser, server):
+    ctx = browser.new_context(java_script_enabled=False, locale="en-US")
+    page = ctx.new_page()
+    from tests.e2e.conftest import login
+
+    login(page, server)
+    _start(page, server)
+    page.wait_for_timeout(500)  # the first turn runs in a thread; without JS, reload
+    page.reload()
+    _open_ask(page, "knee_side").get_by_role("button", name="Right knee").click()
+    page.wait_for_url("**/conversations/*/")
+    expect(page.locator('#state-panel [data-field="knee_side"]')).to_contain_text("Right knee")
+    ctx.close()
+
+
+def test_echo_conversations_have_no_panel(page, server):
+    new_conversation(page, server, agent="echo")
+    expect(page.locator("#state-panel")).to_have_count(0)
