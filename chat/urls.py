@@ -4,7 +4,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chat import api, interactive_form_views, questionnaire_views, skills_api, views
+from chat import (
+    api,
+    interactive_form_views,
+    questionnaire_views,
+    run_identity_api,
+    skills_api,
+    views,
+)
 from chat.structured import urls as structured_urls
 
 chat_patterns = [
@@ -50,6 +57,7 @@ api_patterns = [
     path("conversations/<int:conversation_id>/messages", api.messages, name="messages"),
     path("conversations/<int:conversation_id>/events", api.events, name="events"),
     path("", include(structured_urls.api_patterns)),
+    path("conversations/<int:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
     path("kinds/skills", skills_api.skill_list, name="skills"),
     path("kinds/skills/upload", skills_api.skill_upload, name="skill_upload"),
     path("kinds/skills/<int:skill_id>", skills_api.skill_update, name="skill_update"),

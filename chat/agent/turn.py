@@ -29,6 +29,7 @@ from chat.agent.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from chat.agent.identity import run_environment
 from chat.agent.llm.base import LLMClient, LLMError
 from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
@@ -172,7 +173,14 @@ def turn_drive(run: Run, client: LLMClient, *, max_iterations: int | None = None
     config = LoopConfig(
         lang=conversation.language,
         max_iterations=max_iterations or settings.AGENT_MAX_ITERATIONS,
-        tool_extra={"run_id": run.pk, "conversation_id": conversation.pk},
+        tool_extra={
+            "run_id": run.pk,
+            "conversation_id": conversation.pk,
+            # MCP_RUN_TOKEN, SKILL_IDENTITY_TOKEN, WEGENT_SKILL_IDENTITY_TOKEN for this run
+            "env": run_environment(
+                conversation_id=conversation.pk, run_id=run.pk, user_id=conversation.owner_id
+            ),
+        },
     )
     sink = RunSink(run)
     events = run_loop(

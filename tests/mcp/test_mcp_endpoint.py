@@ -178,3 +178,42 @@ print(json.dumps(t))
         mcp_server.url + "/mcp/", json={}, headers={"Authorization": f"Bearer {token}"}
     )
     assert response.status_code == 401
+
+
+def test_external_runtime_opens_a_run_and_raises_a_form(mcp_server):
+    api_token = (
+        mcp_server.shell(
+            "from django.contrib.auth.models import User; User.objects.get_or_create(username='ext');"
+            "from django.core.management import call_command; call_command('create_api_token', 'ext')"
+        )
+        .strip()
+        .split()[-1]
+    )
+    api = httpx.Client(base_url=mcp_server.url, headers={"Authorization": f"Bearer {api_token}"})
+    conversation = api.post("/api/v1/conversations/", json={"agent": "external"}).json()
+    opened = api.post(f"/api/v1/conversations/{conversation['id']}/runs").json()
+    assert opened["mcp_url"].endswith("/mcp/")
+    assert set(opened["env"]) == {
+        "MCP_RUN_TOKEN",
+        "SKILL_IDENTITY_TOKEN",
+        "WEGENT_SKILL_IDENTITY_TOKEN",
+    }
+    _init, _tools, (result,) = anyio.run(
+        _session_calls,
+        opened["mcp_url"],
+        opened["env"]["MCP_RUN_TOKEN"],
+        [("interactive_form_question", FORM)],
+    )
+    assert _payload(result)["__deferred_user_input__"] is True
+    response = api.post(
+        f"/api/v1/conversations/{conversation['id']}/messages",
+        json={"role": "user", "content": "hi"},
+    )
+    assert response.status_code == 409 and response.json()["error"] == "pending_interactive_form"
+    # the skill token of that run publishes skills, and nothing else
+    skill = {"Authorization": f"Bearer {opened['env']['WEGENT_SKILL_IDENTITY_TOKEN']}"}
+    assert httpx.get(mcp_server.url + "/api/v1/kinds/skills", headers=skill).status_code == 200
+    refused = httpx.get(
+        mcp_server.url + f"/api/v1/conversations/{conversation['id']}/messages", headers=skill
+    )
+    assert refused.status_code == 401 and refused.json()["error"] == "skill_token_not_allowed"
