@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import ApiToken, Conversation, Event, Message, Run, Skill, StructuredAnswer
@@ -45,8 +45,36 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ("id", "title", "owner", "agent", "language", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
-    readonly_fields = ("created_at", "updated_at")
+    readonly_fields = ("created_at", "updated_at", "consultation_state")
     inlines = [MessageInline, RunInline]
+
+    @admin.display(description=_("Consultation state"))
+    def consultation_state(self, obj: Conversation) -> str:
+        """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
+        from chat.structured.state import state_view
+
+        view = state_view(obj.state or {})
+        rows = format_html_join(
+            "",
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    name,
+                    view["display"].get(name, value),
+                    view["confidence"].get(name, ""),
+                    view["raw_text"].get(name, ""),
+                )
+                for name, value in view["consultation_state"].items()
+            ),
+        )
+        return format_html(
+            "<table><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>{}</table>"
+            "<p>{}: {}</p><p>{}: {}</p><p>{}: {}</p>",
+            _("Field"), _("Value"), _("Confidence"), _("Raw text"), rows,
+            _("Missing"), ", ".join(view["missing_slots"]) or "—",
+            _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
+            _("Intake"), (obj.state or {}).get("intake", {}) or "—",
+        )  # fmt: skip
 
 
 @admin.register(Message)

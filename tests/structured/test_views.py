@@ -143,3 +143,22 @@ def test_state_panel_and_edit(client_in, external, make_ask):
     assert StructuredAnswer.objects.last().source == "user_edit"
     bad = client_in.post(f"/conversations/{external.pk}/state/nope", {"value": "x"}, headers=HX)
     assert bad.status_code == 404
+
+
+def test_admin_shows_consultation_state(client, django_user_model, external, make_ask):
+    from chat.structured.services import structured_answer_submit
+
+    make_ask()
+    structured_answer_submit(
+        conversation=external,
+        answer={
+            "field": "pain_level",
+            "turn_id": "turn_1",
+            "source": "user_free_text",
+            "raw_text": "有点轻微疼痛",
+        },
+    )
+    admin = django_user_model.objects.create_superuser("root", password="pw-root-123")
+    client.force_login(admin)
+    html = client.get(f"/admin/chat/conversation/{external.pk}/change/").content.decode()
+    assert "Consultation state" in html and "轻微疼痛" in html and "有点轻微疼痛" in html
