@@ -378,16 +378,18 @@ def readable_answers(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _text(item: Mapping[str, Any]) -> str:
     other = item.get("other_text")
+    other = other if isinstance(other, str) and other else ""
     labels = item.get("labels")
     if isinstance(labels, list):
-        values = item.get("values") if isinstance(item.get("values"), list) else []
-        parts = [str(lab) for lab, val in zip(labels, values, strict=False) if val != OTHER_VALUE]
-        if len(values) < len(labels):
-            parts = [str(lab) for lab in labels]
-        if isinstance(other, str) and other:
-            parts.append(other)
-        return ", ".join(parts)
-    if isinstance(other, str) and other:
+        values = item.get("values")
+        values = values if isinstance(values, list) else []
+        parts = [
+            str(label)
+            for index, label in enumerate(labels)
+            if index >= len(values) or values[index] != OTHER_VALUE
+        ]
+        return ", ".join(parts + ([other] if other else []))
+    if other:
         return other
     answer = item.get("answer", item.get("label", ""))
     if isinstance(answer, list):

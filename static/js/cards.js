@@ -61,7 +61,8 @@
     });
     if (messages.length) announce(messages.join(" "));
     if (focusCard) {
-      var card = document.getElementById(focusCard);
+      var card = document.getElementById(focusCard.id);
+      if (!card || card === focusCard.node) return; // not replaced yet
       focusCard = null;
       var active = document.activeElement;
       if (card && (!active || active === document.body)) {
@@ -82,7 +83,7 @@
     var form = evt.detail.elt;
     if (form && form.classList && form.classList.contains("qcard-form")) {
       var card = form.closest(".qcard");
-      focusCard = card ? card.id : null;
+      focusCard = card ? { id: card.id, node: card } : null;
     }
   });
 
