@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from chat.agent.dispatch import run_dispatch
 from chat.errors import ChatError
 from chat.intake.agent import intake_select
@@ -16,7 +18,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
         return None
     if definition_id:
         if definition_id not in dict(definition_ids()):
-            raise ChatError("intake_unknown", f"Unknown intake “{definition_id}”.")
+            raise ChatError("intake_unknown", _("Unknown intake “%(id)s”.") % {"id": definition_id})
         intake_select(conversation=conversation, definition_id=definition_id)
     run = Run.objects.create(conversation=conversation)
     run_dispatch(run_id=run.pk)
