@@ -35,6 +35,11 @@ serve: $(STAMP)
 	STATIC_MANIFEST=1 $(PY) manage.py collectstatic --noinput -v0
 	STATIC_MANIFEST=1 $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
+# Load + fault test (loopback, bounded): 200 users, one web worker killed half-way.
+# Needs DATABASE_URL (PostgreSQL) and REDIS_URL.
+load: $(STAMP)
+	$(PY) -m bench.load --users 200 --duration 30 --kill-worker
+
 bench: $(STAMP)
 	$(PY) -m bench
 

@@ -96,6 +96,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Under ASGI every request runs in its own thread, so per-thread persistent
+    # connections would pile up; a bounded psycopg pool per process keeps the count
+    # predictable (workers x DB_POOL_MAX_SIZE must stay below max_connections).
+    pool_max = int(os.environ.get("DB_POOL_MAX_SIZE", "10"))
+    if pool_max > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": pool_max,
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "20")),
+        }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -105,7 +117,11 @@ if REDIS_URL:
             # The list-based layer: named channels queue (agent runs for runworker);
             # groups fan out to every worker process's streams.
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                # Queued agent runs may wait behind a busy worker: room for a burst.
+                "channel_capacity": {"agent-runs": 100_000},
+            },
         }
     }
 else:

@@ -138,6 +138,12 @@ def _own(request: HttpRequest, conversation_id: int):
 
 
 @require_GET
+def livez(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers (no dependencies touched)."""
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness for load balancers: the database and the channel layer answer."""
     report = health_report()

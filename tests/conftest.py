@@ -75,3 +75,16 @@ def api(client, api_token):
             )
 
     return Api()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_connection_pools(django_db_setup, django_db_blocker):
+    """Close PostgreSQL pools before the test database is dropped."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            close_pool = getattr(connection, "close_pool", None)
+            if close_pool is not None:
+                close_pool()

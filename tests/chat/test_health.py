@@ -24,3 +24,9 @@ def test_healthz_fails_when_layer_is_broken(client, settings):
         channel_layers.backends.clear()
     assert response.status_code == 503
     assert response.json()["checks"]["channel_layer"]["ok"] is False
+
+
+def test_livez_touches_nothing(client, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        response = client.get("/livez")
+    assert response.status_code == 200 and response.content == b"ok"
