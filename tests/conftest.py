@@ -88,3 +88,9 @@ def _close_connection_pools(django_db_setup, django_db_blocker):
             close_pool = getattr(connection, "close_pool", None)
             if close_pool is not None:
                 close_pool()
+
+
+def pytest_collection_modifyitems(items):
+    """Browser tests run last: Playwright's sync API keeps an event loop running in the
+    main thread for the rest of the session, which would break later asyncio tests."""
+    items.sort(key=lambda item: "/tests/e2e/" in str(item.path))
