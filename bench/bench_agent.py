@@ -10,86 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.liveserver import LiveServer
+
 SAMPLES = 25
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class Server:
-    def __init__(self, tmp: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("DATABASE_URL", "REDIS_URL", "LLM_BASE_URL")
-        }
-        self.env.update(
-            DATABASE_URL=f"sqlite:///{tmp / 'bench.sqlite3'}",
-            DJANGO_SETTINGS_MODULE="chat.settings",
-            AGENT_RUNNER="thread",
-            DEBUG="0",
-            LOG_LEVEL="WARNING",
-        )
-        self.log = open(tmp / "server.log", "w")  # noqa: SIM115 - closed in stop()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def manage(self, *args: str) -> str:
-        out = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout
-
-    def start(self) -> None:
-        self.manage("migrate", "--noinput")
-        cmd = [sys.executable, "-m", "uvicorn", "chat.asgi:application", "--port", str(self.port)]
-        cmd += ["--log-level", "warning"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(self.url + "/accounts/login/", timeout=2)
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()  # open SSE streams keep uvicorn waiting: then kill
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self.log.close()
 
 
 class Stream(threading.Thread):
@@ -124,7 +57,7 @@ class Stream(threading.Thread):
                 return at
 
 
-def _conversation(client: httpx.Client, server: Server, script: str) -> int:
+def _conversation(client: httpx.Client, server: LiveServer, script: str) -> int:
     response = client.post(f"{server.url}/api/v1/conversations/", json={"agent": "scripted"})
     response.raise_for_status()
     conversation_id: int = response.json()["id"]
@@ -132,11 +65,11 @@ def _conversation(client: httpx.Client, server: Server, script: str) -> int:
         "from chat.models import Conversation\n"
         f"Conversation.objects.filter(pk={conversation_id}).update(state={{'script': '{script}'}})"
     )
-    server.manage("shell", "-c", code)
+    server.shell(code)
     return conversation_id
 
 
-def _stream(client: httpx.Client, server: Server, conversation_id: int) -> Stream:
+def _stream(client: httpx.Client, server: LiveServer, conversation_id: int) -> Stream:
     stream = Stream(
         dict(client.headers), f"{server.url}/api/v1/conversations/{conversation_id}/events"
     )
@@ -145,12 +78,12 @@ def _stream(client: httpx.Client, server: Server, conversation_id: int) -> Strea
     return stream
 
 
-def _post(client: httpx.Client, server: Server, conversation_id: int, text: str) -> None:
+def _post(client: httpx.Client, server: LiveServer, conversation_id: int, text: str) -> None:
     url = f"{server.url}/api/v1/conversations/{conversation_id}/messages"
     client.post(url, json={"role": "user", "content": text}).raise_for_status()
 
 
-def _overhead(client: httpx.Client, server: Server) -> float:
+def _overhead(client: httpx.Client, server: LiveServer) -> float:
     conversation_id = _conversation(client, server, "bench_reply")
     stream = _stream(client, server, conversation_id)
     samples = []
@@ -164,7 +97,7 @@ def _overhead(client: httpx.Client, server: Server) -> float:
     return statistics.median(samples)
 
 
-def _throughput(client: httpx.Client, server: Server) -> float:
+def _throughput(client: httpx.Client, server: LiveServer) -> float:
     conversation_id = _conversation(client, server, "bench_events")
     stream = _stream(client, server, conversation_id)
     _post(client, server, conversation_id, "go")
@@ -178,23 +111,18 @@ def _throughput(client: httpx.Client, server: Server) -> float:
 
 
 def run() -> dict[str, dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp))
-        server.start()
-        try:
-            server.manage(
-                "shell",
-                "-c",
-                "from django.contrib.auth.models import User\n"
-                "User.objects.create_user('bench', password='bench-pass-1')",
-            )
-            token = server.manage("create_api_token", "bench").strip().split()[-1]
-            headers = {"Authorization": f"Bearer {token}"}
-            with httpx.Client(headers=headers, timeout=30) as client:
-                overhead = _overhead(client, server)
-                rate = _throughput(client, server)
-        finally:
-            server.stop()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LiveServer(Path(tmp), env={"LOG_LEVEL": "WARNING"}) as server,
+    ):
+        server.shell(
+            "from django.contrib.auth.models import User\nUser.objects.create_user('bench')"
+        )
+        token = server.manage("create_api_token", "bench").strip().split()[-1]
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(headers=headers, timeout=30) as client:
+            overhead = _overhead(client, server)
+            rate = _throughput(client, server)
     return {
         "agent_overhead_ms": {"value": round(overhead, 1), "unit": "ms", "target": 50},
         "events_per_second": {

@@ -8,6 +8,7 @@ a fresh SQLite file, or a fresh PostgreSQL database created next to the one
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -17,6 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +51,7 @@ class LiveServer:
         tmp: Path,
         *,
         database_url: str | None = None,
+        fresh_database: bool = True,
         redis_url: str | None = None,
         workers: int = 1,
         run_workers: int = 0,
@@ -63,7 +66,7 @@ class LiveServer:
         self._pg_name: str | None = None
         self.env = {k: v for k, v in os.environ.items() if k not in PASSTHROUGH_BLOCKLIST}
         self.env.update(
-            DATABASE_URL=self._database(database_url),
+            DATABASE_URL=self._database(database_url, fresh_database),
             DJANGO_SETTINGS_MODULE="chat.settings",
             AGENT_RUNNER="worker" if run_workers else "thread",
             DEBUG="0",
@@ -73,11 +76,15 @@ class LiveServer:
             self.env["REDIS_URL"] = redis_url
         self.env.update(env or {})
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.log_path = tmp / "server.log"
+        self.log_path = tmp / f"server-{self.port}.log"
 
-    def _database(self, database_url: str | None) -> str:
+    def _database(self, database_url: str | None, fresh: bool) -> str:
+        """A fresh SQLite file or PostgreSQL database, or (fresh=False) the one given,
+        e.g. to run a second server on the first one's database."""
+        if not fresh and database_url:
+            return database_url
         if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
-            return f"sqlite:///{self.tmp / 'live.sqlite3'}"
+            return f"sqlite:///{self.tmp / f'live-{self.port}.sqlite3'}"
         self._pg_admin_url = database_url
         self._pg_name = f"qc_live_{os.getpid()}_{secrets.token_hex(4)}"
         with _postgres_admin(database_url) as conn:
@@ -104,9 +111,14 @@ class LiveServer:
         """Run Django code in the server's database; returns what it printed."""
         return self.manage("shell", "--no-imports", "-v", "0", "-c", code)
 
-    def start(self) -> LiveServer:
+    def json(self, code: str) -> Any:
+        """Run Django code whose last printed line is one JSON value; return it."""
+        return json.loads(self.shell(code).strip().splitlines()[-1])
+
+    def start(self, *, migrate: bool = True) -> LiveServer:
         """Migrate, then `manage.py serve` (the production launcher) on the free port."""
-        self.manage("migrate", "--noinput", "-v0")
+        if migrate:
+            self.manage("migrate", "--noinput", "-v0")
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         serve = [
             sys.executable, "manage.py", "serve", "--host", "127.0.0.1",

@@ -10,22 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench.liveserver import LiveServer
 
 
 def _redis_url() -> str:
@@ -37,67 +27,32 @@ def _redis_url() -> str:
     return url
 
 
-def _manage(env, *args) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @pytest.fixture
 def two_workers(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "LLM_BASE_URL")}
-    env.update(
-        REDIS_URL=_redis_url(),
-        DATABASE_URL=f"sqlite:///{tmp_path / 'shared.sqlite3'}",
-        DJANGO_SETTINGS_MODULE="chat.settings",
-        AGENT_RUNNER="thread",
-        SSE_KEEPALIVE_SECONDS="1",
-    )
-    _manage(env, "migrate", "--noinput")
-    token = _manage(
-        env,
-        "shell",
-        "-c",
+    """Two server processes on one database and one Redis."""
+    env = {"SSE_KEEPALIVE_SECONDS": "1"}
+    first = LiveServer(tmp_path, redis_url=_redis_url(), env=env)
+    first.manage("migrate", "--noinput", "-v0")
+    token = first.json(
         "from django.contrib.auth.models import User\n"
         "from chat.services import api_token_create\n"
-        "print(api_token_create(user=User.objects.create_user('w', password='pw-w-12345'))[1])",
-    ).split()[-1]  # the shell may print a banner first
-    procs, urls = [], []
-    for name in ("a", "b"):
-        port = _free_port()
-        log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
-        procs.append(
-            (
-                subprocess.Popen(
-                    [sys.executable, "-m", "uvicorn", "chat.asgi:application", "--port", str(port)],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                ),
-                log,
-            )
-        )
-        urls.append(f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 30
-    for url in urls:
-        while True:
-            try:
-                httpx.get(url + "/accounts/login/", timeout=2)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, (tmp_path / "a.log").read_text()
-                time.sleep(0.2)
-    yield urls, {"Authorization": f"Bearer {token}"}
-    for proc, log in procs:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        "import json\n"
+        "print(json.dumps(api_token_create(user=User.objects.create_user('w'))[1]))"
+    )
+    second = LiveServer(
+        tmp_path,
+        database_url=first.env["DATABASE_URL"],
+        fresh_database=False,
+        redis_url=first.env["REDIS_URL"],
+        env=env,
+    )
+    try:
+        first.start(migrate=False)
+        second.start(migrate=False)
+        yield [first.url, second.url], {"Authorization": f"Bearer {token}"}
+    finally:
+        second.stop()
+        first.stop()
 
 
 def _frames(lines):
