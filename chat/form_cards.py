@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from chat.models import Conversation, Message, Role
 from questionnaires.forms_service import TOOL_NAME, forms_for_tool_calls
-from questionnaires.protocol.interactive_form import normalize_interactive_form
+from questionnaires.protocol import normalize_interactive_form
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from questionnaires.models import FormStatus, InteractiveForm
-from questionnaires.protocol.interactive_form import (
-    normalize_interactive_form,
-    validate_form_answers,
-)
+from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 
 TOOL_NAME = "interactive_form_question"
 DEFERRED_FLAG = "__deferred_user_input__"

@@ -7,6 +7,12 @@ so they can never disagree.  See ``README.md`` in this package for the error cod
 from __future__ import annotations
 
 from .async_tool import questionnaire_async, questionnaire_from_tool_result
+from .interactive_form import (
+    AnswerCheck,
+    FormNormalization,
+    normalize_interactive_form,
+    validate_form_answers,
+)
 from .names import OTHER_VALUE, RENDERED_NAMES, SELF_CHECK_NAMES
 from .parser import parse_message
 from .prompt import SYSTEM_PROMPT, system_prompt
@@ -35,8 +41,10 @@ __all__ = [
     "RENDERED_NAMES",
     "SELF_CHECK_NAMES",
     "SYSTEM_PROMPT",
+    "AnswerCheck",
     "AnswerInvalid",
     "BuiltResponse",
+    "FormNormalization",
     "InvalidSegment",
     "MarkdownSegment",
     "Option",
@@ -51,9 +59,11 @@ __all__ = [
     "SelfCheckResult",
     "ToolResultInvalid",
     "build_response",
+    "normalize_interactive_form",
     "parse_message",
     "questionnaire_async",
     "questionnaire_from_tool_result",
     "self_check",
     "system_prompt",
+    "validate_form_answers",
 ]
