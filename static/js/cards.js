@@ -13,16 +13,6 @@
     return parts.join(",");
   };
 
-  // A refused submit (400/409) comes back as the card with its reason: swap it in.
-  document.addEventListener("htmx:beforeSwap", function (evt) {
-    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    var status = evt.detail.xhr.status;
-    if (elt && elt.closest && elt.closest("[data-swap-errors]") && (status === 400 || status === 409)) {
-      evt.detail.shouldSwap = true;
-      evt.detail.isError = false;
-    }
-  });
-
   // The submit response appends the new user message out of band; skip it when the
   // live event stream already added it (and vice versa chat.js drops older copies).
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {

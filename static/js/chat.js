@@ -38,6 +38,17 @@
     var nodes = Array.prototype.slice.call(box.querySelectorAll(":scope > article[id]")).reverse();
     nodes.forEach(function (n) { if (seen[n.id]) { n.remove(); } else { seen[n.id] = true; } });
   });
+  // A refusal (400 bad input, 409 conflict, 413 too long) comes back as the form or card
+  // with its reason and what the user typed: swap it in (htmx skips 4xx by default).
+  var SWAPPED_ERRORS = [400, 409, 413];
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    if (elt && elt.closest && elt.closest("[data-swap-errors]") &&
+        SWAPPED_ERRORS.indexOf(evt.detail.xhr.status) !== -1) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
+    }
+  });
   // Enter sends, Shift+Enter makes a new line.
   document.addEventListener("keydown", function (evt) {
     var t = evt.target;

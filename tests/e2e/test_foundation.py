@@ -64,3 +64,13 @@ def test_xss_payloads_never_execute(page, server):
     page.wait_for_timeout(300)
     assert page.dialogs == []
     assert page.evaluate("document.querySelectorAll('.msg script, .msg img, .msg svg').length") == 0
+
+
+def test_refused_message_shows_reason_and_keeps_text(page, server):
+    new_conversation(page, server)
+    text = "x" * 20001
+    page.fill("#id_content", text)
+    page.click("#composer button[type=submit]")
+    expect(page.locator("#composer-error")).to_contain_text("the limit is 20000")
+    expect(page.locator("#id_content")).to_have_value(text)
+    expect(page.locator("article.msg-user")).to_have_count(0)
