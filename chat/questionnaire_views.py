@@ -23,6 +23,7 @@ from chat import selectors, services
 from chat.agent.dispatch import run_start_for_message
 from chat.errors import ChatError, NotFound
 from chat.forms import MessageForm
+from chat.interactive_forms import interactive_form_refuse_if_pending
 from chat.models import Conversation, Message, Role
 from chat.presenters import conversation_context, message_items_for
 from questionnaires.cards import Draft, answers_from_form
@@ -40,6 +41,8 @@ class ChatSubmitPort:
     ) -> Message:
         try:
             services.message_check_size(content)
+            # While a deferred form waits, it must be answered or cancelled first.
+            interactive_form_refuse_if_pending(conversation=conversation)
         except ChatError as error:
             raise SubmitRefused(error.code, error.message, status=error.status) from None
         return services.message_create(

@@ -250,3 +250,22 @@ def test_failed_questionnaire_async_result_renders_parameter_errors(client_in, c
     post_async_card(conversation, arguments={"questions": [{"type": "bogus"}]})
     html = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
     assert "qcard-error" in html and "<code>questions[1].type</code>" in html
+
+
+def test_card_answer_is_refused_while_a_deferred_form_waits(client_in, conversation):
+    """Spec 003: with a form pending, the user must submit or cancel it first."""
+    from tests.forms.conftest import open_form
+
+    message_create(conversation=conversation, role="user", content="Plan my trip")
+    form_message, result = open_form(conversation)
+    assert result["success"] is True
+    card = message_create(conversation=conversation, role="assistant", content=TRIP)
+    response = client_in.post(
+        url(card),
+        data={"questionnaire_id": f"{card.pk}_q1", "answers": {"q1": "Rome"}},
+        content_type="application/json",
+    )
+    assert response.status_code == 409
+    assert response.json()["error"] == "pending_interactive_form"
+    assert not Submission.objects.exists()
+    assert not conversation.messages.filter(role="user", seq__gt=card.seq).exists()
