@@ -11,6 +11,7 @@ from django.utils import translation
 from django.utils.safestring import SafeString
 
 from chat import selectors
+from chat.agent.services import run_latest
 from chat.form_cards import with_forms
 from chat.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
@@ -161,4 +162,5 @@ def conversation_context(
         "last_seq": items[-1].message.seq if items else 0,
         "last_event_id": last_event_id,
         "panel": state_panel_for(conversation=conversation),
+        "run": run_latest(conversation=conversation),
     }

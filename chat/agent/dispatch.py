@@ -26,8 +26,10 @@ def run_start_for_message(*, conversation: Conversation, message: Message) -> Ru
     return run
 
 
-def run_dispatch(*, run_id: int) -> None:
-    mode = settings.AGENT_RUNNER
+def run_dispatch(*, run_id: int, inline: bool = False) -> None:
+    """Execute the run per AGENT_RUNNER; `inline=True` runs it now, in this request
+    (for offline agents whose turn is instant, so a page without JavaScript shows it)."""
+    mode = "inline" if inline else settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)
     elif mode == "worker":

@@ -21,5 +21,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
             raise ChatError("intake_unknown", _("Unknown intake “%(id)s”.") % {"id": definition_id})
         intake_select(conversation=conversation, definition_id=definition_id)
     run = Run.objects.create(conversation=conversation)
-    run_dispatch(run_id=run.pk)
+    # The intake agent is offline and instant: its first turn runs within the request, so
+    # the page (also without JavaScript) opens with the first questions.
+    run_dispatch(run_id=run.pk, inline=True)
     return run
