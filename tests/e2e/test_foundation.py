@@ -12,6 +12,7 @@ def test_send_message_renders_markdown_and_agent_answers(page, server):
     expect(page.locator("article.msg-user strong")).to_have_text("world")
     expect(page.locator("article.msg-assistant").last).to_contain_text("Echo: Hello")
     expect(page.locator("#id_content")).to_have_value("")
+    expect(page.locator("#run-live")).to_be_hidden()  # no empty live bubble once done
 
 
 def test_two_tabs_see_each_others_messages_live(browser, page, server):
