@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck bench load serve clean
+.PHONY: run test lint bench load serve messages clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ serve: $(STAMP)
 # Needs DATABASE_URL (PostgreSQL) and REDIS_URL.
 load: $(STAMP)
 	$(PY) -m bench.load --users 200 --duration 30 --kill-worker
+
+# Refresh the translation catalogs (then translate new entries in locale/*/django.po).
+messages: $(STAMP)
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --no-obsolete
+	$(PY) manage.py compilemessages --ignore=.venv
 
 bench: $(STAMP)
 	$(PY) -m bench
