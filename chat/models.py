@@ -15,7 +15,7 @@ class AgentKind(models.TextChoices):
     SCRIPTED = "scripted", _("Protocol tour (offline, scripted)")
     OPENAI = "openai", _("OpenAI-compatible model")
     EXTERNAL = "external", _("External runtime (API)")
-    ECHO = "echo", _("Echo (placeholder)")
+    ECHO = "echo", _("Echo (repeats your message, for testing)")
 
 
 class Conversation(models.Model):
