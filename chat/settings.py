@@ -210,6 +210,10 @@ LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
+# Lifetime of a run's MCP / skill identity tokens (seconds).
+RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
+# Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).
+SKILL_MAX_ARCHIVE_BYTES = int(os.environ.get("SKILL_MAX_ARCHIVE_BYTES", str(10 * 1024 * 1024)))
 # SSE keep-alive comment interval (seconds).
 SSE_KEEPALIVE_SECONDS = float(os.environ.get("SSE_KEEPALIVE_SECONDS", "15"))
 DEMO_USERNAME = os.environ.get("DEMO_USERNAME", "demo")

@@ -35,7 +35,6 @@ ARCHIVE_MAGIC = {
     ".tar.gz": (b"\x1f\x8b",),
     ".tgz": (b"\x1f\x8b",),
 }
-DEFAULT_MAX_ARCHIVE_BYTES = 10 * 1024 * 1024
 MAX_SKILL_MD_CHARS = 200_000
 
 
@@ -152,7 +151,7 @@ def _clean(fields: dict[str, Any], *, partial: bool) -> dict[str, Any]:
 def _check_archive(archive: UploadedFile | None) -> None:
     if archive is None:
         return
-    limit = int(getattr(settings, "SKILL_MAX_ARCHIVE_BYTES", DEFAULT_MAX_ARCHIVE_BYTES))
+    limit = int(settings.SKILL_MAX_ARCHIVE_BYTES)
     if archive.size is not None and archive.size > limit:
         raise ChatError(
             "skill_archive_too_large",

@@ -22,7 +22,6 @@ MCP_SALT = "chat.agent.identity.mcp-run"
 SKILL_SALT = "chat.agent.identity.skill"
 MCP_PREFIX = "mcprun."
 SKILL_PREFIX = "skillid."
-DEFAULT_MAX_AGE_SECONDS = 6 * 3600
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class RunIdentity:
 
 
 def max_age() -> int:
-    return int(getattr(settings, "RUN_TOKEN_MAX_AGE_SECONDS", DEFAULT_MAX_AGE_SECONDS))
+    return int(settings.RUN_TOKEN_MAX_AGE_SECONDS)
 
 
 def _issue(prefix: str, salt: str, *, conversation_id: int, run_id: int, user_id: int) -> str:
