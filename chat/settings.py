@@ -43,8 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    "channels",
+    # chat before channels: its `runworker` (which survives layer errors) wins.
     "chat",
+    "channels",
     "questionnaires",
 ]
 
