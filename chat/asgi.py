@@ -22,7 +22,7 @@ django_application = get_asgi_application()
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
 
 from chat import mcp as chat_mcp  # noqa: E402
-from chat.worker import AgentRunConsumer  # noqa: E402
+from chat.worker import agent_runs_application  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -68,6 +68,6 @@ application = ProtocolTypeRouter(
     {
         "http": http_router,
         "lifespan": lifespan,
-        "channel": ChannelNameRouter({"agent-runs": AgentRunConsumer.as_asgi()}),
+        "channel": ChannelNameRouter({"agent-runs": agent_runs_application}),
     }
 )

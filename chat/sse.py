@@ -65,8 +65,13 @@ async def conversation_stream(
                 yield format_event(event_id=event.id, name=event.name, data=event.data)
             if len(events) == 500:
                 continue  # more to replay
+            # Wait for a wake-up about an event this stream hasn't sent yet; wake-ups for
+            # events already read (several arrive per batch) cost no database query.
             try:
-                await asyncio.wait_for(layer.receive(channel), timeout=keepalive)
+                while True:
+                    wakeup = await asyncio.wait_for(layer.receive(channel), timeout=keepalive)
+                    if int(wakeup.get("id", 0)) > cursor:
+                        break
             except TimeoutError:
                 yield b": keep-alive\n\n"
     finally:
