@@ -205,7 +205,13 @@ def _ask_slots(
         )
     turn_id = f"turn_{run.pk}_{conversation.messages.count()}"
     for slot in batch:
-        asks.ask_create(conversation=conversation, payload=slot.ask, run=run, turn_id=turn_id)
+        asks.ask_create(
+            conversation=conversation,
+            payload=slot.ask,
+            run=run,
+            turn_id=turn_id,
+            reference=slot.reference,
+        )
     return StopReason.AWAITING_USER_INPUT
 
 

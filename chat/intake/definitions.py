@@ -7,8 +7,10 @@ A file is `<id>.<language>.yaml` (e.g. `knee.zh-hans.yaml`). Top level: `id`, `l
 `type` (`options` | `scale` | `boolean` | `free_text_only`), the ask's keys for its type
 (`options` with `label`/`value`/`icon`/`synonyms`, `min`/`max`/`step`/`min_label`/
 `max_label`, `true_label`/`false_label`, `allow_free_text`, `free_text_placeholder`),
-`required` (default true), `order` (default: position) and `when`, a simple dependency:
-`{field: other, in: [values]}` or `{field: other, not_in: [values]}`.
+`required` (default true), `order` (default: position), `when`, a simple dependency:
+`{field: other, in: [values]}` or `{field: other, not_in: [values]}`, and `reference`, the
+knowledge source shown as "Why we ask" when the slot is asked: `{title, snippet, source?,
+url?}` (`url` only http(s); see `chat.structured.references`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import yaml
 
 from chat.structured.payloads import AskInvalid, ask_validate
+from chat.structured.references import ReferenceInvalid, reference_validate
 
 DIRECTORY = Path(__file__).resolve().parent / "definitions"
 TEXT_KEYS = (
@@ -38,7 +41,7 @@ TEXT_KEYS = (
 SLOT_KEYS = {
     "field", "label", "question", "type", "options", "allow_free_text",
     "free_text_placeholder", "min", "max", "step", "min_label", "max_label", "true_label",
-    "false_label", "required", "order", "when",
+    "false_label", "required", "order", "when", "reference",
 }  # fmt: skip
 TOP_KEYS = {"id", "language", "title", "description", "ask_per_turn", "slots", *TEXT_KEYS}
 
@@ -60,6 +63,7 @@ class Slot:
     order: int
     ask: dict[str, Any]
     when: dict[str, Any] | None = None
+    reference: dict[str, str] | None = None
 
     def applies(self, values: dict[str, Any]) -> bool:
         """Whether the slot is asked, given the values collected so far."""
@@ -146,7 +150,7 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
     if not isinstance(order, int) or isinstance(order, bool):
         problems.append(f"{where}.order must be an integer")
         order = index
-    ask_keys = SLOT_KEYS - {"label", "required", "order", "when"}
+    ask_keys = SLOT_KEYS - {"label", "required", "order", "when", "reference"}
     try:
         ask = ask_validate({k: v for k, v in raw.items() if k in ask_keys})
     except AskInvalid as invalid:
@@ -158,6 +162,12 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
     if when is not None and not _when_ok(when):
         problems.append(f"{where}.when must be {{field: name, in: [...]}} or {{field, not_in}}")
         when = None
+    reference = None
+    if raw.get("reference") is not None:
+        try:
+            reference = reference_validate(raw["reference"])
+        except ReferenceInvalid as invalid:
+            problems.extend(f"{where}.{e.path}: {e.code} ({e.message})" for e in invalid.errors)
     return Slot(
         field=ask["field"],
         label=str(label or "").strip(),
@@ -165,6 +175,7 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
         order=order,
         ask=ask,
         when=when,
+        reference=reference,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from chat.models import Conversation, Message, StructuredAnswer
 from chat.structured import selectors
 from chat.structured.payloads import ask_widget, form_value
+from chat.structured.references import reference_or_none
 from chat.structured.state import state_view
 
 
@@ -26,6 +27,7 @@ class AskView:
     error: str = ""
     typed: str = ""
     options: list[dict[str, Any]] = field(default_factory=list)
+    reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
 
     @property
     def template(self) -> str:
@@ -64,6 +66,7 @@ def ask_view(
         error=error,
         typed=typed,
         options=options,
+        reference=reference_or_none(message.metadata.get("knowledge_reference")),
     )
 
 

@@ -22,6 +22,7 @@ from chat.structured.extract import (
     extract,
 )
 from chat.structured.payloads import AskInvalid, ask_validate, option_for_value, scale_value
+from chat.structured.references import ReferenceInvalid, reference_validate
 from chat.structured.state import StatePatch, pointer
 
 logger = logging.getLogger(__name__)
@@ -49,11 +50,15 @@ def ask_create(
     payload: Any,
     run: Run | None = None,
     turn_id: str | None = None,
+    reference: Any = None,
 ) -> Message | None:
     """Persist an ask as an assistant message and emit `ask_user_options`.
 
     An invalid payload never becomes a widget: it emits an `error` event listing every
-    problem and returns None.
+    problem and returns None. `reference` (optional, see `references.py`) is the knowledge
+    source behind the question: kept in the message metadata as `knowledge_reference` and
+    emitted as a `knowledge_reference` event; a malformed one emits an `error` event and
+    the question is asked without it.
     """
     try:
         ask = ask_validate(payload)
@@ -69,13 +74,17 @@ def ask_create(
             },
         )
         return None
+    knowledge = _reference_checked(conversation, ask, reference, run)
     turn_id = turn_id or new_turn_id()
+    metadata: dict[str, Any] = {"ask_user_options": ask, "turn_id": turn_id}
+    if knowledge is not None:
+        metadata["knowledge_reference"] = knowledge
     with transaction.atomic():
         message = message_create(
             conversation=conversation,
             role=Role.ASSISTANT,
             content=ask["question"],
-            metadata={"ask_user_options": ask, "turn_id": turn_id},
+            metadata=metadata,
             run=run,
         )
         event_emit(
@@ -88,6 +97,17 @@ def ask_create(
                 "turn_id": turn_id,
             },
         )
+        if knowledge is not None:
+            event_emit(
+                conversation_id=conversation.pk,
+                name="knowledge_reference",
+                data={
+                    "turn_id": turn_id,
+                    "message_id": message.pk,
+                    "field": ask["field"],
+                    **knowledge,
+                },
+            )
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         patch = StatePatch(locked.state)
         if ask["field"] not in patch.state["consultation_state"]:
@@ -96,6 +116,31 @@ def ask_create(
         conversation.state = locked.state
         state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
     return message
+
+
+def _reference_checked(
+    conversation: Conversation, ask: dict[str, Any], reference: Any, run: Run | None
+) -> dict[str, str] | None:
+    """The normalized reference; a malformed one becomes an `error` event and None."""
+    if reference is None:
+        return None
+    try:
+        return reference_validate(reference)
+    except ReferenceInvalid as invalid:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="error",
+            data={
+                "code": "knowledge_reference_invalid",
+                "message": _(
+                    "The source behind a question can't be shown; the question is asked without it."
+                ),
+                "errors": [e.as_dict() for e in invalid.errors],
+                "field": ask["field"],
+                "run_id": run.pk if run else None,
+            },
+        )
+        return None
 
 
 @dataclass(frozen=True)
