@@ -27,11 +27,13 @@ def event_emit(*, conversation_id: int, name: str, data: dict[str, Any]) -> Even
     Listeners read the events themselves (by id, from the database), so a wake-up that is
     lost or arrives out of order never loses an event.
     """
-    with transaction.atomic():
+    # No savepoint when nested: an event is part of its caller's transaction.
+    with transaction.atomic(savepoint=False):
         # A conversation's events are written one transaction at a time (its row lock),
         # so ids are committed in order: a stream that has read id N can never later
         # miss an id below N that was still uncommitted.
-        list(Conversation.objects.select_for_update().filter(pk=conversation_id).values_list("pk"))
+        locked = Conversation.objects.select_for_update().filter(pk=conversation_id)
+        list(locked.order_by().values_list("pk"))
         event = Event.objects.create(conversation_id=conversation_id, name=name, data=data)
     transaction.on_commit(lambda: wake(conversation_id, event.id))
     return event
