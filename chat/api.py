@@ -14,8 +14,8 @@ from chat import selectors, services
 from chat.auth import api_view, bearer_token, error_response, json_body, user_for_api_token
 from chat.errors import ChatError
 from chat.models import Message, Role
-from chat.segments_json import message_segments_json
 from chat.sse import parse_last_event_id, sse_response
+from questionnaires.protocol import parse_message
 
 
 @api_view(("POST",))
@@ -93,8 +93,16 @@ def _message_json(message: Message) -> dict[str, Any]:
         "tool_call_id": message.tool_call_id,
         "readonly": message.readonly,
         "hidden": message.hidden,
-        "segments": message_segments_json(message),
+        "segments": _segments(message),
     }
+
+
+def _segments(message: Message) -> list[dict[str, Any]]:
+    """The message's segments in the lint JSON shape (DESIGN §6)."""
+    if message.role not in (Role.ASSISTANT, Role.USER) or not message.content:
+        return []
+    segments = parse_message(message.content, message_id=message.pk, role=message.role)
+    return [segment.to_dict() for segment in segments]
 
 
 async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
