@@ -25,10 +25,19 @@ def test_knee_intake_end_to_end(page, server):
     _start(page, server)
     knee = _open_ask(page, "knee_side")
     expect(knee.locator("button.ask-option")).to_have_count(3)
+    # "Why we ask": the slot's knowledge reference, a closed disclosure under the widget
+    why = page.locator('details.ask-reference[data-field="knee_side"]')
+    expect(why.locator("summary")).to_have_text("Why we ask")
+    expect(why.get_by_text("Why the side matters")).to_be_hidden()
+    why.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(why.get_by_text("Why the side matters")).to_be_visible()
+    expect(why).to_contain_text("Clinic intake guide (written for this app)")
     # click
     knee.get_by_role("button", name="Left knee").click()
     expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_contain_text("Left knee")
     expect(page.locator('#state-panel [data-field="knee_side"]')).to_contain_text("100% sure")
+    expect(why).to_have_attribute("open", "")  # still open after its widget refreshed
     # free text in the "other" entry, read as an option
     pain = _open_ask(page, "pain_level")
     pain.get_by_label("Other answer").fill("only a little")
@@ -53,6 +62,10 @@ def test_knee_intake_end_to_end(page, server):
     _open_ask(page, "swelling").get_by_role("button", name="Skip").click()
     expect(page.locator('#state-panel [data-field="swelling"]')).to_contain_text("Skipped")
     _open_ask(page, "injury").get_by_role("button", name="No injury").click()
+    # a slot asked later (live, after message_done) has its disclosure too
+    notes_why = page.locator('details.ask-reference[data-field="notes"]')
+    notes_why.locator("summary").click()
+    expect(notes_why).to_contain_text("locks or catches")
     notes = _open_ask(page, "notes")
     notes.locator('input[name="text"]').fill("worse on stairs")
     notes.get_by_role("button", name="Send").click()

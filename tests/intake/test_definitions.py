@@ -52,3 +52,51 @@ def test_invalid_definitions_have_clear_errors(doc, problem):
         definition_parse(doc, source="bad.yaml")
     assert str(info.value).startswith("bad.yaml: ")
     assert problem in str(info.value)
+
+
+def _slot_with(reference):
+    return _doc([{"label": "A", "field": "a", "question": "q", "type": "boolean", "reference": reference}])  # fmt: skip
+
+
+def test_slot_reference_is_validated_and_normalized():
+    definition = definition_parse(
+        _slot_with({"title": " Why ", "snippet": "Because.", "url": "https://example.org/a"})
+    )
+    assert definition.slot("a").reference == {
+        "title": "Why",
+        "snippet": "Because.",
+        "source": "",
+        "url": "https://example.org/a",
+    }
+    assert "reference" not in definition.slot("a").ask
+    assert definition_parse(_slot_with(None)).slot("a").reference is None
+
+
+@pytest.mark.parametrize(
+    ("reference", "problem"),
+    [
+        ({"title": "t", "snippet": "s", "url": "javascript:alert(1)"}, "slots[1].reference.url: reference.url_invalid"),
+        ({"title": "t", "snippet": "s", "url": "file:///etc/passwd"}, "slots[1].reference.url: reference.url_invalid"),
+        ({"snippet": "s"}, "slots[1].reference.title: reference.title_required"),
+        ({"title": "t", "snippet": "s", "cite": "x"}, "slots[1].reference: reference.unknown_keys (Unknown keys: cite.)"),
+        ("see the guide", "slots[1].reference: reference.not_object"),
+    ],
+)  # fmt: skip
+def test_invalid_slot_reference_has_clear_errors(reference, problem):
+    with pytest.raises(DefinitionError) as info:
+        definition_parse(_slot_with(reference), source="bad.yaml")
+    assert str(info.value).startswith("bad.yaml: ")
+    assert problem in str(info.value)
+
+
+def test_shipped_references_in_both_languages():
+    found = definitions_all()
+    for key in ("knee", "project_kickoff"):
+        en, zh = found[f"{key}.en"], found[f"{key}.zh-hans"]
+        with_ref = [s.field for s in en.slots if s.reference]
+        assert with_ref and with_ref == [s.field for s in zh.slots if s.reference]
+        for slot in (*en.slots, *zh.slots):
+            if slot.reference:
+                assert slot.reference["source"] and not slot.reference["url"]
+    assert found["knee.en"].slot("swelling").reference["title"] == "Why swelling matters"
+    assert found["knee.zh-hans"].slot("swelling").reference["title"] == "为什么要问肿胀"
