@@ -1,0 +1,100 @@
+"""Admin smoke test: a superuser can find a conversation by its text, read its messages
+in order (hidden ones marked, each with its rendered preview), and open every changelist."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.models import Run, Skill, StructuredAnswer
+from chat.services import conversation_create, event_emit, message_create
+from questionnaires.models import InteractiveForm, Submission
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, django_user_model):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-1")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def talk(user):
+    conversation = conversation_create(owner=user, title="Knee talk", agent="echo")
+    message_create(conversation=conversation, role="user", content="first: **bold first**")
+    message_create(
+        conversation=conversation, role="assistant", content="second: hidden note", hidden=True
+    )
+    message_create(conversation=conversation, role="assistant", content="third: zebra-needle")
+    return conversation
+
+
+def test_conversation_changelist_and_search_by_message_text(admin_client, talk, user):
+    other = conversation_create(owner=user, title="Unrelated chat", agent="echo")
+    message_create(conversation=other, role="user", content="nothing to see")
+    response = admin_client.get("/admin/chat/conversation/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Knee talk" in html and "Unrelated chat" in html
+    found = admin_client.get("/admin/chat/conversation/", {"q": "zebra-needle"})
+    assert found.status_code == 200
+    html = found.content.decode()
+    assert "Knee talk" in html and "Unrelated chat" not in html
+
+
+def test_conversation_change_page_shows_messages_in_order(admin_client, talk):
+    response = admin_client.get(f"/admin/chat/conversation/{talk.pk}/change/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    positions = [html.index(text) for text in ("first: ", "second: hidden", "third: zebra")]
+    assert positions == sorted(positions)
+    # the hidden message (and only it) is marked in its preview
+    assert html.count("<strong>HIDDEN</strong>") == 1
+    marker = html.index("<strong>HIDDEN</strong>")
+    assert positions[1] < marker < positions[2]  # in the second message's preview
+    # the rendered preview is Markdown rendered to HTML
+    assert '<div class="qc-admin-preview">' in html
+    assert "<strong>bold first</strong>" in html
+
+
+def _fill_other_models(conversation, user):
+    message = conversation.messages.order_by("seq").first()
+    run = Run.objects.create(conversation=conversation)
+    event_emit(conversation_id=conversation.pk, name="run_started", data={"run_id": run.pk})
+    StructuredAnswer.objects.create(
+        conversation=conversation,
+        turn_id="turn_1",
+        field="knee_side",
+        value="left",
+        display_text="Left knee",
+        source=StructuredAnswer.Source.OPTION_CLICK,
+        confidence=1.0,
+    )
+    Skill.objects.create(owner=user, name="triage", description="Triage helper")
+    Submission.objects.create(
+        conversation=conversation, message=message, questionnaire_id="q_admin", answers={}
+    )
+    InteractiveForm.objects.create(
+        conversation=conversation, message=message, tool_use_id="call_1", ask_id="ask_admin"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "shows"),
+    [
+        ("/admin/chat/message/", "zebra-needle"),
+        ("/admin/chat/run/", "Knee talk"),
+        ("/admin/chat/event/", "run_started"),
+        ("/admin/chat/structuredanswer/", "knee_side"),
+        ("/admin/chat/apitoken/", "alice"),
+        ("/admin/chat/skill/", "triage"),
+        ("/admin/questionnaires/submission/", "q_admin"),
+        ("/admin/questionnaires/interactiveform/", "ask_admin"),
+    ],
+)
+def test_changelists_open(admin_client, talk, user, api_token, url, shows):
+    _fill_other_models(talk, user)
+    response = admin_client.get(url)
+    assert response.status_code == 200
+    assert shows in response.content.decode()
