@@ -17,9 +17,9 @@ from django.utils.translation import gettext as _
 
 from chat.errors import ChatError
 from chat.models import Conversation, Message, Role
+from questionnaires.errors import FormError
 from questionnaires.forms_service import (
     CheckedAnswer,
-    FormError,
     form_answer_summary,
     form_check_answer,
     form_link_answer_message,

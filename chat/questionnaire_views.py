@@ -27,7 +27,8 @@ from chat.interactive_forms import interactive_form_refuse_if_pending
 from chat.models import Conversation, Message, Role
 from chat.presenters import conversation_context, message_items_for
 from questionnaires.cards import Draft, answers_from_form
-from questionnaires.services import SubmitRefused, questionnaire_find, questionnaire_submit
+from questionnaires.errors import SubmitRefused
+from questionnaires.services import questionnaire_find, questionnaire_submit
 
 
 class ChatSubmitPort:

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from questionnaires.errors import FormError
 from questionnaires.models import FormStatus, InteractiveForm
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 
@@ -29,19 +30,6 @@ TOOL_NAME = "interactive_form_question"
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
 MAX_ANSWER_MESSAGE = 10_000
-
-
-class FormError(Exception):
-    """A refused form operation: stable `code`, localized `message`, HTTP `status`."""
-
-    def __init__(
-        self, code: str, message: str, *, status: int = 400, details: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = str(message)
-        self.status = status
-        self.details = details or {}
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from django.utils.translation import gettext as _
 
 from questionnaires import selectors
 from questionnaires.cards import MessageInput, message_questionnaires
+from questionnaires.errors import SubmitRefused
 from questionnaires.models import Submission
-from questionnaires.protocol import AnswerInvalid, ProtocolError, Questionnaire, build_response
+from questionnaires.protocol import AnswerInvalid, Questionnaire, build_response
 
 
 class SubmitPort(Protocol):
@@ -37,26 +38,6 @@ class SubmitPort(Protocol):
 
     def run_start(self, *, conversation: Any, message: Any) -> None:
         """Start the agent turn the answer triggers (after the transaction commits)."""
-
-
-class SubmitRefused(Exception):
-    """A refused submit: a stable ``code``, a localized ``message``, an HTTP status and,
-    for ``answer_invalid``, the per-question protocol errors."""
-
-    def __init__(
-        self, code: str, message: str, *, status: int, errors: tuple[ProtocolError, ...] = ()
-    ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = str(message)
-        self.status = status
-        self.errors = errors
-
-    def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": self.code, "message": self.message}
-        if self.errors:
-            body["details"] = {"errors": [e.to_dict() for e in self.errors]}
-        return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ import pytest
 from chat.models import Event, Message
 from chat.questionnaire_views import PORT
 from chat.services import message_create
+from questionnaires.errors import SubmitRefused
 from questionnaires.models import Submission
 from questionnaires.protocol import OTHER_VALUE
-from questionnaires.services import SubmitRefused, questionnaire_submit
+from questionnaires.services import questionnaire_submit
 from tests.questionnaires.conftest import post_async_card
 
 pytestmark = pytest.mark.django_db
