@@ -60,7 +60,11 @@ def test_only_sse_module_writes_event_stream_bytes() -> None:
     assert offenders == []
 
 
-RENDERING_MODULES = ["chat/rendering.py", "questionnaires/cards.py"]
+RENDERING_MODULES = [
+    "chat/rendering.py",
+    "questionnaires/cards.py",
+    "questionnaires/render.py",
+]
 
 
 @pytest.mark.parametrize("rel", RENDERING_MODULES)
