@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from chat.agent.tools import tools_prompt
 from chat.models import Conversation, Message, Role
 
 # Message kinds (metadata["kind"]) that never go to the model.
@@ -19,11 +20,12 @@ EXCLUDED_KINDS = frozenset({"run_error"})
 
 
 def system_prompt_for(lang: str) -> str:
+    """The protocol prompt, then the sections of tools it doesn't teach (ask_user_options)."""
     try:
         from questionnaires.protocol import system_prompt
     except ImportError:  # the protocol core without a prompt: a minimal, honest default
-        return "You are a helpful assistant."
-    return system_prompt(lang)
+        return "You are a helpful assistant.\n\n" + tools_prompt(lang)
+    return system_prompt(lang).rstrip("\n") + "\n\n" + tools_prompt(lang)
 
 
 def context_messages(*, conversation: Conversation) -> list[dict[str, Any]]:
@@ -58,7 +60,18 @@ def _to_openai(message: Message, answered: set[str], issued: set[str]) -> dict[s
             item["tool_calls"] = calls
         return item
     role = message.role if message.role in (Role.USER, Role.SYSTEM) else Role.USER
+    answer = (message.metadata or {}).get("structured_answer")
+    if role == Role.USER and isinstance(answer, dict):
+        return {"role": "user", "content": structured_answer_content(message, answer)}
     return {"role": str(role), "content": message.content}
+
+
+def structured_answer_content(message: Message, answer: dict[str, Any]) -> str:
+    """A structured answer (spec 004) as the model reads it: the readable line the chat
+    shows, then the machine-readable envelope (`field`, `value`, `source`, …)."""
+    readable = message.display_content or str(answer.get("display_text") or "")
+    envelope = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    return f"{readable}\n<structured_answer>{envelope}</structured_answer>"
 
 
 def _calls(raw: Iterable[Any] | None) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from chat.agent.llm.base import LLMClient, LLMError
 from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.runner import RunFailed
-from chat.agent.tools import TOOLS
+from chat.agent.tools import TOOLS, TOOLS_BY_NAME
 from chat.models import Role, Run
 from chat.services import event_emit, message_create
 
@@ -123,7 +123,7 @@ class RunSink:
         # One transaction: open tabs fetch the assistant message together with its tool
         # results, so a questionnaire_async card is complete when it first appears.
         conversation = self.run.conversation
-        message_create(
+        assistant = message_create(
             conversation=conversation,
             role=Role.ASSISTANT,
             content=event.content,
@@ -140,6 +140,10 @@ class RunSink:
                 metadata={"name": result.call.name},
                 run=self.run,
             )
+        for result in event.tool_results:  # e.g. ask_user_options creates its ask here
+            tool = TOOLS_BY_NAME.get(result.call.name)
+            if tool is not None and tool.persisted is not None:
+                tool.persisted(result.result, self.run, assistant)
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:

@@ -4,6 +4,11 @@ Tools return the JSON object the model sees. Two result flags steer the loop:
 `should_end: true` with `success: true` ends the turn awaiting the user's answer
 (`questionnaire_async`), and `__deferred_user_input__: true` ends it as `deferred`
 (the interactive form tool). A tool that raises ends the run with an error.
+
+A tool may also have a `persisted` hook: the Django adapter calls it with the result,
+the run and the stored assistant message once the message carrying the call and every
+result of that step are saved (`ask_user_options` creates its ask there, so the ask
+follows the message that asked for it).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     execute: Callable[[Any, ToolContext], dict[str, Any]]
+    # (result, run, assistant message) -> None; see the module docstring.
+    persisted: Callable[[Mapping[str, Any], Any, Any], None] | None = None
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry."""
