@@ -16,6 +16,7 @@ EXPECTED = [
     Stop.AWAITING_USER_INPUT,  # XML+JSON
     Stop.AWAITING_USER_INPUT,  # self-check repair
     Stop.AWAITING_USER_INPUT,  # questionnaire_async failure then success
+    Stop.AWAITING_USER_INPUT,  # ask_user_options (spec 004)
     Stop.MAX_ITERATIONS,  # the pause questionnaire
     Stop.COMPLETED,  # resumed
 ]
@@ -39,9 +40,14 @@ def test_every_step_of_the_tour(lang):
             assert len(failures) == 1
         else:
             assert not failures, f"step {number}: {failures}"
+        results = [e.result for e in events if isinstance(e, ToolResultEvent)]
         if number == 6:
-            results = [e.result["success"] for e in events if isinstance(e, ToolResultEvent)]
-            assert results == [False, True]
+            assert [r["success"] for r in results] == [False, True]
+        if number == 7:
+            (ask,) = results
+            assert ask["success"] is True and ask["field"] == "tour_feedback", ask
+            assert 2 <= len(ask["ask"]["options"]) <= 5 and ask["ask"]["allow_free_text"]
+            assert ask["reference"]["title"]
     assert seen == EXPECTED
 
 
