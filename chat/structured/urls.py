@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chat.structured import views
+from chat.structured import api, views
 
 page_patterns = [
     path(
@@ -27,4 +27,5 @@ page_patterns = [
 
 api_patterns = [
     path("conversations/<int:conversation_id>/answers", views.api_answers, name="answers"),
+    path("conversations/<int:conversation_id>/asks", api.api_asks, name="asks"),
 ]
