@@ -66,14 +66,22 @@ def test_protocol_tour(page, server):
     qid = answer_card(page, qid)
     assert qid.startswith("call_r"), qid  # a tool card's id is its tool-call id
 
-    # 7: the step hits its loop limit and pauses with the spec's questionnaire.
+    # 7: ask_user_options — the intro text, then the widget with its "Why we ask" source.
+    ask = page.locator('#messages .ask[data-field="tour_feedback"]')
+    expect(ask.locator("button.ask-option")).to_have_count(3, timeout=TIMEOUT)
+    expect(ask.locator(".ask-free input[name=text]")).to_be_visible()
+    expect(page.locator("#messages")).to_contain_text("Structured information collection")
+    ask.get_by_role("button", name="Fine").click()
+    expect(ask.locator(".ask-answered")).to_contain_text("Fine", timeout=TIMEOUT)
+
+    # 8: the step hits its loop limit and pauses with the spec's questionnaire.
     expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
     expect(pause.get_by_role("radio", name="Continue")).to_be_checked()
     answer_card(page, qid)
 
-    # 8: answering "Continue" resumes the work.
+    # 9: answering "Continue" resumes the work.
     expect(page.locator("#messages")).to_contain_text("Resumed", timeout=TIMEOUT)
     expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
     runs = server.shell(
@@ -81,7 +89,7 @@ def test_protocol_tour(page, server):
         f"print(list(Run.objects.filter(conversation_id={conversation_id})"
         ".order_by('id').values_list('stop_reason', flat=True)))"
     )
-    assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 6 + [
+    assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 7 + [
         "max_iterations",
         "completed",
     ]
