@@ -79,12 +79,19 @@ def api(client, api_token):
 
 @pytest.fixture(scope="session", autouse=True)
 def _close_connection_pools(django_db_setup, django_db_blocker):
-    """Close PostgreSQL pools before the test database is dropped."""
+    """Close PostgreSQL sessions and pools before the test database is dropped."""
     yield
     from django.db import connections
 
     with django_db_blocker.unblock():
         for connection in connections.all():
+            if connection.vendor == "postgresql":
+                # Threads that ended mid-test (concurrency tests) may still hold a session.
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
             close_pool = getattr(connection, "close_pool", None)
             if close_pool is not None:
                 close_pool()
