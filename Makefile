@@ -42,7 +42,7 @@ load: $(STAMP)
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)
-	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --no-obsolete
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --no-obsolete
 	$(PY) manage.py compilemessages --ignore=.venv
 
 bench: $(STAMP)
