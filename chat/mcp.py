@@ -155,6 +155,44 @@ async def questionnaire_async_tool(
     return result
 
 
+def ask_options(identity: RunIdentity, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Ask a structured question (spec 004) in the run's conversation; every problem of
+    an invalid payload comes back at once, and nothing is shown."""
+    from chat.errors import ChatError
+    from chat.structured.ask_requests import ask_post
+
+    run = _run(identity)
+    try:
+        message = ask_post(conversation=run.conversation, **arguments)
+    except ChatError as error:
+        return {"success": False, "status": "error", **error.as_dict()}
+    return {
+        "success": True,
+        "status": "awaiting_user_input",
+        "message_id": message.pk,
+        "turn_id": message.metadata["turn_id"],
+    }
+
+
+@server.tool(
+    name="ask_user_options",
+    description=(
+        "Ask one structured question (spec 004): `payload` {question, field, options "
+        "[{label, value, icon?}], allow_free_text, free_text_placeholder} or type scale | "
+        "boolean | free_text_only; optional `reference` {title, snippet, source?, url?} and "
+        "`text` (an intro). The answer arrives as the next user message "
+        "(<structured_answer>)."
+    ),
+)
+async def ask_user_options_tool(
+    ctx: Context, payload: Any = None, reference: Any = None, text: str = ""
+) -> dict[str, Any]:
+    identity = _identity(ctx.headers)
+    arguments = {"payload": payload, "reference": reference, "text": text}
+    result: dict[str, Any] = await database_sync_to_async(ask_options)(identity, arguments)
+    return result
+
+
 # Bearer tokens (not cookies) authenticate every request, so DNS rebinding gains nothing;
 # the host check would only break deployments behind other host names.
 _sdk_app = server.streamable_http_app(

@@ -217,3 +217,39 @@ def test_external_runtime_opens_a_run_and_raises_a_form(mcp_server):
         mcp_server.url + f"/api/v1/conversations/{conversation['id']}/messages", headers=skill
     )
     assert refused.status_code == 401 and refused.json()["error"] == "skill_token_not_allowed"
+
+
+def test_ask_user_options_over_mcp(mcp_server):
+    ids = _setup(mcp_server, "mcp-ask")
+    good = {
+        "payload": {
+            "question": "How is the pain?",
+            "field": "pain_level",
+            "options": [
+                {"label": "None", "value": "none"},
+                {"label": "Mild", "value": "mild"},
+            ],
+            "allow_free_text": True,
+        },
+        "text": "One question first.",
+    }
+    bad = {"payload": {"question": "", "field": "x", "options": [{"label": "only"}]}}
+    _init, tools, (ok, refused) = anyio.run(
+        _session_calls,
+        mcp_server.url + "/mcp/",
+        ids["token"],
+        [("ask_user_options", good), ("ask_user_options", bad)],
+    )
+    assert "ask_user_options" in {t.name for t in tools.tools}
+    assert _payload(ok)["success"] is True and _payload(ok)["turn_id"]
+    body = _payload(refused)
+    assert body["success"] is False and body["error"] == "ask_invalid"
+    assert len(body["details"]["errors"]) >= 2  # every problem at once
+    stored = mcp_server.json(
+        "from chat.models import Message; import json; print(json.dumps([[m.role, m.content,"
+        " bool(m.metadata.get('ask_user_options'))] for m in Message.objects.filter("
+        f"conversation_id={ids['conversation']}).order_by('seq')]))"
+    )
+    assert stored[0] == ["assistant", "One question first.", False]
+    assert stored[1][0] == "assistant" and stored[1][2] is True
+    assert len(stored) == 2  # the refused ask wrote nothing
