@@ -43,9 +43,9 @@ def main(argv: list[str]) -> int:
         failed |= meets is False
         mark = {True: "ok", False: "MISS", None: ""}[meets]
         op = ">=" if result.get("higher_is_better") else "<="
+        target = f"target {op} {result['target']}" if result.get("target") is not None else ""
         print(
-            f"{name:<{width}}  {result['value']:>10} {result.get('unit', ''):<4} "
-            f"target {op} {result.get('target')}  {mark}"
+            f"{name:<{width}}  {result['value']:>10} {result.get('unit', ''):<5} {target}  {mark}"
         )
     return 1 if failed else 0
 
