@@ -83,7 +83,8 @@ def ask_answer(request: HttpRequest, conversation_id: int, message_id: int) -> H
         ]
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-    return render(request, view.template, {"ask": view}, status=status)
+    context = {"ask": view, "panel": state_panel(conversation=conversation)}
+    return render(request, "chat/asks/answer_response.html", context, status=status)
 
 
 @login_required

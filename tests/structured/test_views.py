@@ -57,8 +57,10 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
     response = client_in.post(url, {"action": "option", "value": "mild"}, headers=HX)
     assert response.status_code == 200
-    html = response.content.decode()
-    assert "Answered:" in html and "轻微疼痛" in html and "<form" not in html
+    widget, _sep, panel = response.content.decode().partition('<aside id="state-panel"')
+    assert "Answered:" in widget and "轻微疼痛" in widget and "<form" not in widget
+    # The state panel comes along out of band, so this tab never misses the written slot.
+    assert 'hx-swap-oob="outerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
 
 
