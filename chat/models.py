@@ -7,6 +7,7 @@ import hashlib
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -36,7 +37,7 @@ class Conversation(models.Model):
         ordering = ["-updated_at"]
 
     def __str__(self) -> str:
-        return self.title or f"Conversation {self.pk}"
+        return self.title or gettext("Conversation %(n)s") % {"n": self.pk}
 
 
 class Role(models.TextChoices):
