@@ -49,6 +49,10 @@ def ask_fragment(request: HttpRequest, conversation_id: int, message_id: int) ->
     conversation = _own(request, conversation_id)
     message = _ask(conversation, message_id)
     view = ask_view_single(conversation=conversation, message=message)
+    if view.answerable and not view.answer:
+        # Still open: nothing to change, and a re-render would wipe what the user is
+        # typing into it. 204 leaves the widget alone.
+        return HttpResponse(status=204)
     return render(request, view.template, {"ask": view})
 
 
@@ -92,7 +96,7 @@ def ask_answer(request: HttpRequest, conversation_id: int, message_id: int) -> H
 def state_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
     conversation = _own(request, conversation_id)
     context = {"panel": state_panel(conversation=conversation)}
-    return render(request, "chat/asks/state_panel.html", context)
+    return render(request, "chat/asks/state_panel.html#body", context)
 
 
 @login_required
@@ -114,8 +118,12 @@ def slot_edit(request: HttpRequest, conversation_id: int, field: str) -> HttpRes
     if not request.htmx and status == 200:
         return redirect("chat:conversation", conversation_id=conversation.pk)
     conversation.refresh_from_db()
+    if not request.htmx:  # the page again, the error beside the slot
+        context = conversation_context(conversation=conversation, form=MessageForm())
+        context.update(context_extra)
+        return render(request, "chat/conversation.html", context, status=status)
     context = {"panel": state_panel(conversation=conversation), **context_extra}
-    return render(request, "chat/asks/state_panel.html", context, status=status)
+    return render(request, "chat/asks/state_panel.html#body", context, status=status)
 
 
 @api_view(("POST",))

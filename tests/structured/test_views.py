@@ -57,10 +57,10 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
     response = client_in.post(url, {"action": "option", "value": "mild"}, headers=HX)
     assert response.status_code == 200
-    widget, _sep, panel = response.content.decode().partition('<aside id="state-panel"')
+    widget, _sep, panel = response.content.decode().partition('<div id="state-panel-body"')
     assert "Answered:" in widget and "轻微疼痛" in widget and "<form" not in widget
-    # The state panel comes along out of band, so this tab never misses the written slot.
-    assert 'hx-swap-oob="outerHTML"' in panel and 'data-field="pain_level"' in panel
+    # The state panel's body comes along out of band: this tab never misses the slot.
+    assert 'hx-swap-oob="innerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
 
 
@@ -90,7 +90,7 @@ def test_skip_and_superseded(client_in, external, make_ask):
 
 def test_fragment_and_ownership(client, other_user, client_in, external, make_ask):
     ask = make_ask()
-    assert client_in.get(f"/conversations/{external.pk}/asks/{ask.pk}").status_code == 200
+    assert client_in.get(f"/conversations/{external.pk}/asks/{ask.pk}").status_code == 204
     client.force_login(other_user)
     assert client.get(f"/conversations/{external.pk}/asks/{ask.pk}").status_code == 404
     url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
@@ -137,7 +137,9 @@ def test_state_panel_and_edit(client_in, external, make_ask):
     )
     html = client_in.get(f"/conversations/{external.pk}/state").content.decode()
     assert "轻微疼痛" in html and "70% sure" in html and "有点轻微疼痛" in html
-    assert 'hx-trigger="sse:consultation_state_patch"' in html
+    assert "<aside" not in html  # the body only: the aside (and its stream trigger) stays
+    page = client_in.get(f"/conversations/{external.pk}/").content.decode()
+    assert 'hx-trigger="sse:consultation_state_patch"' in page
     response = client_in.post(
         f"/conversations/{external.pk}/state/pain_level", {"value": "severe"}, headers=HX
     )
@@ -164,3 +166,24 @@ def test_admin_shows_consultation_state(client, django_user_model, external, mak
     client.force_login(admin)
     html = client.get(f"/admin/chat/conversation/{external.pk}/change/").content.decode()
     assert "Consultation state" in html and "轻微疼痛" in html and "有点轻微疼痛" in html
+
+
+def test_open_ask_refresh_is_204_so_typed_text_survives(client_in, external, make_ask):
+    """Open tabs re-request live widgets on every new message; an ask that is still open
+    and unanswered answers 204, and htmx leaves the widget (and its typed text) alone."""
+    ask = make_ask()
+    url = f"/conversations/{external.pk}/asks/{ask.pk}"
+    assert client_in.get(url, headers=HX).status_code == 204
+    client_in.post(url + "/answer", {"action": "option", "value": "mild"}, headers=HX)
+    response = client_in.get(url, headers=HX)
+    assert response.status_code == 200 and "Answered:" in response.content.decode()
+
+
+def test_slot_edit_error_without_js_renders_the_page(client_in, external, make_ask):
+    ask = make_ask()
+    client_in.post(f"/conversations/{external.pk}/asks/{ask.pk}/answer", {"value": "mild"})
+    long = "x" * 2001
+    response = client_in.post(f"/conversations/{external.pk}/state/pain_level", {"text": long})
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert "<html" in html and 'role="alert"' in html and 'id="state-panel"' in html
