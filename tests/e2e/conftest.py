@@ -29,6 +29,10 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+            # A real browser against a real server on a shared 2-core machine: about one
+            # full e2e run in ten had one timing failure. A failure is retried once and
+            # reported as a rerun ("R") in the summary, so it stays visible.
+            item.add_marker(pytest.mark.flaky(reruns=1))
 
 
 @pytest.fixture(scope="session")
