@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import secrets
 from typing import Any
 
@@ -14,9 +13,6 @@ from django.utils.translation import gettext as _
 from chat.errors import ChatError
 from chat.models import AgentKind, ApiToken, Conversation, Event, Message, Role, Run, hash_token
 from chat.realtime import wake
-
-logger = logging.getLogger(__name__)
-
 
 # --- events ----------------------------------------------------------------------------
 
