@@ -23,6 +23,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: $(STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -61,7 +61,7 @@ def _setup(db: Path) -> None:
 def _conversation() -> Any:
     from django.contrib.auth.models import User
 
-    from chat.models import Conversation, Message
+    from chat.core.models import Conversation, Message
 
     user = User.objects.create_user("bench")
     conversation = Conversation.objects.create(owner=user, title="bench", agent="external")
@@ -93,9 +93,9 @@ def run() -> dict[str, dict[str, Any]]:
         from django.utils.html import escape
         from django.utils.safestring import mark_safe
 
-        from chat import presenters
-        from chat.forms import MessageForm
-        from chat.presenters import MessageItem, conversation_context
+        from chat.core.forms import MessageForm
+        from questionnaires import conversation as presenters
+        from questionnaires.conversation import MessageItem, conversation_context
 
         conversation = _conversation()
         request = RequestFactory().get(f"/conversations/{conversation.pk}/")

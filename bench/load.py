@@ -235,7 +235,7 @@ SETUP = """
 import json
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
-from chat.models import Conversation
+from chat.core.models import Conversation
 out = []
 for n in range({users}):
     user = User.objects.create_user(f"load{{n}}")
@@ -252,7 +252,7 @@ print(json.dumps(out))
 VERIFY = """
 import json
 from collections import Counter
-from chat.models import Event, Message, Run
+from chat.core.models import Event, Message, Run
 from questionnaires.models import Submission
 users = Message.objects.filter(role="user").values_list("conversation_id", flat=True)
 subs = Submission.objects.values_list("conversation_id", "questionnaire_id", "user_message_id")

@@ -4,8 +4,11 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import ApiToken, Conversation, Event, Message, Run, Skill, StructuredAnswer
-from chat.presenters import message_item
+from chat.core.models import ApiToken, Conversation, Event, Message, Run
+from chat.core.services import api_token_create
+from chat.skills.models import Skill
+from questionnaires.asks.state import state_view
+from questionnaires.conversation import message_item
 
 
 class MessageInline(admin.StackedInline):
@@ -51,7 +54,6 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description=_("Consultation state"))
     def consultation_state(self, obj: Conversation) -> str:
         """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
-        from chat.structured.state import state_view
 
         view = state_view(obj.state or {})
         rows = format_html_join(
@@ -108,13 +110,6 @@ class EventAdmin(admin.ModelAdmin):
     search_fields = ("name",)
 
 
-@admin.register(StructuredAnswer)
-class StructuredAnswerAdmin(admin.ModelAdmin):
-    list_display = ("id", "conversation", "field", "value", "source", "confidence", "created_at")
-    list_filter = ("source",)
-    search_fields = ("field", "display_text", "raw_text")
-
-
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ("prefix", "user", "name", "created_at", "last_used_at")
@@ -123,8 +118,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change) -> None:
         if not change:
-            from chat.services import api_token_create
-
             token, raw = api_token_create(user=obj.user, name=obj.name)
             obj.pk = token.pk
             self.message_user(request, _("New token (copy it now, it is shown once): %s") % raw)

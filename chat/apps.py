@@ -6,3 +6,11 @@ from django.apps import AppConfig
 class ChatConfig(AppConfig):
     name = "chat"
     verbose_name = "Chat"
+
+    def ready(self) -> None:
+        # The project wires the layers: the core's run requests are executed by the
+        # runs package (see chat.core.runs for why this is the one inverted dependency).
+        from chat.core.runs import run_executor_set
+        from chat.runs.dispatch import run_dispatch
+
+        run_executor_set(run_dispatch)

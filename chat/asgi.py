@@ -21,8 +21,8 @@ django_application = get_asgi_application()
 
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
 
-from chat import mcp as chat_mcp  # noqa: E402
-from chat.worker import agent_runs_application  # noqa: E402
+from chat.edge import mcp as chat_mcp  # noqa: E402
+from chat.runs.worker import agent_runs_application  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

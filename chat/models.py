@@ -1,230 +1,29 @@
-"""Conversations, messages, agent runs, persisted stream events, API tokens, skills."""
+"""The chat app's models, defined where they belong (Django loads them from here)."""
 
 from __future__ import annotations
 
-import hashlib
+from chat.core.models import (
+    AgentKind,
+    ApiToken,
+    Conversation,
+    Event,
+    Message,
+    Role,
+    Run,
+    RunStatus,
+    StopReason,
+)
+from chat.skills.models import Skill
 
-from django.conf import settings
-from django.db import models
-from django.db.models import Q
-from django.utils.translation import gettext
-from django.utils.translation import gettext_lazy as _
-
-
-class AgentKind(models.TextChoices):
-    INTAKE = "intake", _("Intake (offline)")
-    SCRIPTED = "scripted", _("Protocol tour (offline, scripted)")
-    OPENAI = "openai", _("OpenAI-compatible model")
-    EXTERNAL = "external", _("External runtime (API)")
-    ECHO = "echo", _("Echo (repeats your message, for testing)")
-
-
-class Conversation(models.Model):
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
-    )
-    title = models.CharField(max_length=200, blank=True)
-    agent = models.CharField(max_length=20, choices=AgentKind.choices, default=AgentKind.ECHO)
-    # The conversation's language ("en" / "zh-hans"): agents answer and diagnose in it.
-    language = models.CharField(max_length=10, default="en")
-    # Agent-specific state, e.g. {"consultation_state": {...}, "missing_slots": [...]}.
-    state = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        indexes = [models.Index(fields=["owner", "-updated_at"], name="conv_owner_updated")]
-        ordering = ["-updated_at"]
-
-    def __str__(self) -> str:
-        return self.title or gettext("Conversation %(n)s") % {"n": self.pk}
-
-
-class Role(models.TextChoices):
-    USER = "user", _("User")
-    ASSISTANT = "assistant", _("Assistant")
-    TOOL = "tool", _("Tool")
-    SYSTEM = "system", _("System")
-
-
-class Message(models.Model):
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="messages"
-    )
-    # Strictly increasing per conversation; (conversation, seq) is unique and indexed, so
-    # ordering and "latest message" queries are index scans.
-    seq = models.PositiveIntegerField()
-    role = models.CharField(max_length=10, choices=Role.choices)
-    content = models.TextField(blank=True)
-    # What the chat shows when it differs from `content` (e.g. a readable answer).
-    display_content = models.TextField(blank=True)
-    tool_calls = models.JSONField(default=list, blank=True)
-    tool_call_id = models.CharField(max_length=200, blank=True)
-    readonly = models.BooleanField(default=False)
-    # Never shown in the chat (self-check diagnostics, superseded replies); admin shows them.
-    hidden = models.BooleanField(default=False)
-    metadata = models.JSONField(default=dict, blank=True)
-    run = models.ForeignKey(
-        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["conversation", "seq"]
-        constraints = [
-            models.UniqueConstraint(fields=["conversation", "seq"], name="message_conv_seq_uniq")
-        ]
-        indexes = [
-            models.Index(fields=["conversation", "role", "seq"], name="msg_conv_role_seq"),
-        ]
-
-    def __str__(self) -> str:
-        return f"#{self.seq} {self.role}"
-
-    @property
-    def shown_content(self) -> str:
-        return self.display_content or self.content
-
-
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", _("Queued")
-    RUNNING = "running", _("Running")
-    FINISHED = "finished", _("Finished")
-    FAILED = "failed", _("Failed")
-    CANCELLED = "cancelled", _("Cancelled")
-
-
-class StopReason(models.TextChoices):
-    COMPLETED = "completed", _("Completed")
-    AWAITING_USER_INPUT = "awaiting_user_input", _("Awaiting user input")
-    DEFERRED = "deferred", _("Deferred (form)")
-    MAX_ITERATIONS = "max_iterations", _("Max iterations")
-    LOOP_DETECTED = "loop_detected", _("Repeated tool calls")
-    CANCELLED = "cancelled", _("Cancelled")
-    ERROR = "error", _("Error")
-
-
-class Run(models.Model):
-    """One agent execution round, started by one user message."""
-
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs")
-    trigger_message = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    stop_reason = models.CharField(max_length=24, choices=StopReason.choices, blank=True)
-    iterations = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    # Which process runs it and when it last proved alive (dead workers are detected).
-    worker = models.CharField(max_length=100, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["conversation", "status"], name="run_conv_status")]
-
-    def __str__(self) -> str:
-        return f"Run {self.pk} ({self.status})"
-
-
-class Event(models.Model):
-    """A persisted stream event; its primary key is the SSE `id` (Last-Event-ID replay)."""
-
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
-    name = models.CharField(max_length=40)
-    data = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [models.Index(fields=["conversation", "id"], name="event_conv_id")]
-
-    def __str__(self) -> str:
-        return f"{self.id} {self.name}"
-
-
-class StructuredAnswer(models.Model):
-    """One answer to an `ask_user_options` request (spec 004), or a slot edit."""
-
-    class Source(models.TextChoices):
-        OPTION_CLICK = "user_option_click", _("Option click")
-        FREE_TEXT = "user_free_text", _("Free text")
-        SKIPPED = "user_skipped", _("Skipped")
-        EDIT = "user_edit", _("Slot edit")
-
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="structured_answers"
-    )
-    ask_message = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    user_message = models.OneToOneField(
-        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    turn_id = models.CharField(max_length=100)
-    field = models.CharField(max_length=100)
-    value = models.JSONField(null=True, blank=True)
-    display_text = models.TextField(blank=True)
-    raw_text = models.TextField(blank=True)
-    source = models.CharField(max_length=20, choices=Source.choices)
-    confidence = models.FloatField(default=1.0)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["id"]
-        constraints = [
-            # An ask is answered once, however many tabs submit it.
-            models.UniqueConstraint(
-                fields=["ask_message", "field"],
-                condition=Q(ask_message__isnull=False),
-                name="structured_answer_once_per_ask",
-            )
-        ]
-
-
-def hash_token(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
-class ApiToken(models.Model):
-    """A per-user bearer token for `/api/v1/`; only its SHA-256 is stored."""
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
-    )
-    name = models.CharField(max_length=100, blank=True)
-    key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    prefix = models.CharField(max_length=12, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"
-
-
-class Skill(models.Model):
-    """A published skill (spec 003): SKILL.md plus an optional files archive."""
-
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skills"
-    )
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
-    version = models.CharField(max_length=40, default="1.0.0")
-    skill_md = models.TextField(blank=True)
-    archive = models.FileField(upload_to="skills/", blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["name"]
-        constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], name="skill_owner_name_uniq")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.version}"
+__all__ = [
+    "AgentKind",
+    "ApiToken",
+    "Conversation",
+    "Event",
+    "Message",
+    "Role",
+    "Run",
+    "RunStatus",
+    "Skill",
+    "StopReason",
+]

@@ -53,7 +53,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A skill identity token works only on the skill publishing API (spec 003); first, so
     # no redirect or static file answers before the refusal.
-    "chat.skills.SkillTokenScopeMiddleware",
+    "chat.skills.services.SkillTokenScopeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -159,7 +159,7 @@ STORAGES = {
 }
 MEDIA_ROOT = BASE_DIR / "media"
 
-# Rendered message HTML (questionnaires.render) is cached per process, keyed by content
+# Rendered message HTML (questionnaires.inline.render) is cached per process, keyed by content
 # and card state; a long conversation needs more than locmem's default 300 entries.
 CACHES = {
     "default": {

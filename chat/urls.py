@@ -4,15 +4,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chat import (
-    api,
-    interactive_form_views,
-    questionnaire_views,
-    run_identity_api,
-    skills_api,
-    views,
-)
-from chat.structured import urls as structured_urls
+from chat.edge import api, run_identity_api, views
+from chat.skills import api as skills_api
+from questionnaires.asks import urls as structured_urls
+from questionnaires.forms import views as interactive_form_views
+from questionnaires.inline import views as questionnaire_views
 
 chat_patterns = [
     path("", views.conversation_list, name="conversation_list"),
@@ -33,7 +29,7 @@ chat_patterns = [
         views.conversation_events,
         name="events",
     ),
-    path("", include("chat.agent.urls")),
+    path("", include("chat.runs.urls")),
     path(
         "conversations/<int:conversation_id>/messages/<int:message_id>/answer",
         questionnaire_views.questionnaire_submit_view,

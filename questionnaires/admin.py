@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from questionnaires.models import InteractiveForm, Submission
+from questionnaires.models import InteractiveForm, StructuredAnswer, Submission
 
 
 @admin.register(Submission)
@@ -17,3 +17,10 @@ class InteractiveFormAdmin(admin.ModelAdmin):
     list_display = ("ask_id", "conversation", "tool_use_id", "status", "created_at")
     list_filter = ("status",)
     search_fields = ("ask_id", "tool_use_id")
+
+
+@admin.register(StructuredAnswer)
+class StructuredAnswerAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "field", "value", "source", "confidence", "created_at")
+    list_filter = ("source",)
+    search_fields = ("field", "display_text", "raw_text")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from questionnaires import views
+from questionnaires.inline import playground_views as views
 
 app_name = "questionnaires"
 

@@ -41,14 +41,14 @@ def client_in(client, user):
 
 @pytest.fixture
 def conversation(user):
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
 
     return conversation_create(owner=user, title="Test", agent="echo")
 
 
 @pytest.fixture
 def api_token(user):
-    from chat.services import api_token_create
+    from chat.core.services import api_token_create
 
     return api_token_create(user=user)[1]
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from chat.agent.tools import tools_prompt
-from chat.models import Conversation, Message, Role
+from chat.core.models import Conversation, Message, Role
+from questionnaires.protocol import system_prompt
 
 # Message kinds (metadata["kind"]) that never go to the model.
 EXCLUDED_KINDS = frozenset({"run_error"})
@@ -21,10 +22,6 @@ EXCLUDED_KINDS = frozenset({"run_error"})
 
 def system_prompt_for(lang: str) -> str:
     """The protocol prompt, then the sections of tools it doesn't teach (ask_user_options)."""
-    try:
-        from questionnaires.protocol import system_prompt
-    except ImportError:  # the protocol core without a prompt: a minimal, honest default
-        return "You are a helpful assistant.\n\n" + tools_prompt(lang)
     return system_prompt(lang).rstrip("\n") + "\n\n" + tools_prompt(lang)
 
 

@@ -6,16 +6,18 @@ import json
 
 import pytest
 
-from chat.agent import turn as turn_module
 from chat.agent.context import context_messages, system_prompt_for
 from chat.agent.events import Stop, ToolResultEvent
 from chat.agent.llm.scripted import Script, Step, Turn
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, ask_user_options
 from chat.agent.tools.base import ToolContext
-from chat.models import Event, Role, StopReason, StructuredAnswer
-from chat.services import conversation_create, message_post_user
-from chat.structured import selectors as ask_selectors
-from chat.structured.services import structured_answer_submit
+from chat.core.models import Event, Role, StopReason
+from chat.core.services import conversation_create
+from chat.runs import turn as turn_module
+from chat.usecases import message_post_user
+from questionnaires.asks import selectors as ask_selectors
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.services import structured_answer_submit
 from tests.structured.test_payloads import SPEC_PAYLOAD
 
 from .test_loop import call, drive, of

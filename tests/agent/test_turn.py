@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from chat.agent import turn as turn_module
 from chat.agent.context import context_messages
 from chat.agent.events import ToolCall
 from chat.agent.llm.scripted import Script, Step, Turn
-from chat.models import Event, Message, Role, Run, RunStatus, StopReason
-from chat.services import conversation_create, message_create, message_post_user
+from chat.core.models import Event, Message, Role, Run, RunStatus, StopReason
+from chat.core.services import conversation_create, message_create
+from chat.runs import turn as turn_module
+from chat.usecases import message_post_user
 
 from .test_loop import GOOD_ARGS, INVALID, VALID
 
@@ -169,7 +170,7 @@ def test_cancel_requested_while_streaming(scripted, monkeypatch):
 
 
 def test_cancel_view_and_queued_cancel(scripted, client_in):
-    from chat.agent.runner import run_execute
+    from chat.runs.runner import run_execute
 
     trigger = message_create(conversation=scripted, role=Role.USER, content="hi")
     run = Run.objects.create(conversation=scripted, trigger_message=trigger)

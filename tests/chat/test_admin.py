@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from chat.models import Run, Skill, StructuredAnswer
-from chat.services import conversation_create, event_emit, message_create
+from chat.core.models import Run
+from chat.core.services import conversation_create, event_emit, message_create
+from chat.skills.models import Skill
+from questionnaires.asks.models import StructuredAnswer
 from questionnaires.models import InteractiveForm, Submission
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +88,7 @@ def _fill_other_models(conversation, user):
         ("/admin/chat/message/", "zebra-needle"),
         ("/admin/chat/run/", "Knee talk"),
         ("/admin/chat/event/", "run_started"),
-        ("/admin/chat/structuredanswer/", "knee_side"),
+        ("/admin/questionnaires/structuredanswer/", "knee_side"),
         ("/admin/chat/apitoken/", "alice"),
         ("/admin/chat/skill/", "triage"),
         ("/admin/questionnaires/submission/", "q_admin"),

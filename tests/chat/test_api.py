@@ -5,7 +5,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from chat.models import ApiToken, Message
+from chat.core.models import ApiToken, Message
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,7 @@ def test_auth_errors(client, api):
 
 
 def test_other_users_conversation_is_404(api, other_user):
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
 
     theirs = conversation_create(owner=other_user, agent="external")
     response = api.get(f"/api/v1/conversations/{theirs.pk}/messages")
@@ -142,7 +142,7 @@ def test_other_users_conversation_is_404(api, other_user):
 
 
 def test_api_message_pushes_event(api):
-    from chat.models import Event
+    from chat.core.models import Event
 
     cid = api.post("/api/v1/conversations/", {}).json()["id"]
     mid = api.post(

@@ -13,7 +13,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from chat.services import event_emit
+from chat.core.services import event_emit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chat.agent.heartbeat import heartbeat, run_claim, run_reap_stale
-from chat.models import Event, Run, RunStatus
+from chat.core.models import Event, Run, RunStatus
+from chat.runs.heartbeat import heartbeat, run_claim, run_reap_stale
 
 pytestmark = pytest.mark.django_db
 

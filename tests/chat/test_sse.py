@@ -6,8 +6,8 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from chat.services import event_emit
-from chat.sse import conversation_stream, format_event, parse_last_event_id
+from chat.core.services import event_emit
+from chat.edge.sse import conversation_stream, format_event, parse_last_event_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

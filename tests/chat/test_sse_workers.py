@@ -35,7 +35,7 @@ def two_workers(tmp_path):
     first.manage("migrate", "--noinput", "-v0")
     token = first.json(
         "from django.contrib.auth.models import User\n"
-        "from chat.services import api_token_create\n"
+        "from chat.core.services import api_token_create\n"
         "import json\n"
         "print(json.dumps(api_token_create(user=User.objects.create_user('w'))[1]))"
     )
@@ -114,7 +114,7 @@ async def test_disconnect_ends_the_stream_promptly(user, settings):
     from asgiref.sync import sync_to_async
 
     from chat.asgi import application
-    from chat.services import api_token_create, conversation_create
+    from chat.core.services import api_token_create, conversation_create
 
     conversation = await sync_to_async(conversation_create)(owner=user, agent="echo")
     token = (await sync_to_async(api_token_create)(user=user))[1]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from chat.models import Conversation, Message
+from chat.core.models import Conversation, Message
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_csrf_is_enforced(user, conversation):
 
 
 def test_fragment_returns_messages_after_seq(client_in, conversation):
-    from chat.services import message_create
+    from chat.core.services import message_create
 
     message_create(conversation=conversation, role="assistant", content="first")
     message_create(conversation=conversation, role="assistant", content="second")
@@ -116,7 +116,7 @@ def test_language_follows_browser_and_can_be_switched(client_in):
 
 
 def test_list_shows_only_own_conversations(client_in, other_user):
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
 
     conversation_create(owner=other_user, title="secret-plans", agent="echo")
     assert "secret-plans" not in client_in.get("/").content.decode()

@@ -14,7 +14,7 @@ from tests.questionnaires.conftest import TRIP
 def post_assistant(server, cid: int, content: str) -> int:
     out = server.shell(
         "from chat.models import Conversation\n"
-        "from chat.services import message_create\n"
+        "from chat.core.services import message_create\n"
         f"c = Conversation.objects.get(pk={cid})\n"
         f"print(message_create(conversation=c, role='assistant', content={content!r}).pk)"
     )

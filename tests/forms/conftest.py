@@ -22,9 +22,9 @@ def open_form(
     conversation, *, tool_use_id: str = "call_1", questions=None, run=None
 ) -> tuple[Any, dict[str, Any]]:
     """An assistant message calling the tool in a fresh run, and the tool's result."""
-    from chat.models import Role, Run
-    from chat.services import message_create
-    from questionnaires.forms_service import form_open
+    from chat.core.models import Role, Run
+    from chat.core.services import message_create
+    from questionnaires.forms.services import form_open
 
     run = run or Run.objects.create(conversation=conversation, status="running")
     arguments = {"questions": questions or QUESTIONS}

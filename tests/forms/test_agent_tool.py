@@ -7,8 +7,9 @@ import json
 import pytest
 
 from chat.agent.context import context_messages
-from chat.models import Message, Role, Run
-from chat.services import conversation_create, message_post_user
+from chat.core.models import Message, Role, Run
+from chat.core.services import conversation_create
+from chat.usecases import message_post_user
 from questionnaires.models import InteractiveForm
 
 pytestmark = pytest.mark.django_db

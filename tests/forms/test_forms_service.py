@@ -6,11 +6,13 @@ import json
 
 import pytest
 
-from chat.errors import ChatError
-from chat.models import Message, Role, Run
-from chat.services import message_create, message_post_user
-from questionnaires.forms_service import form_open
+from chat.core.errors import ChatError
+from chat.core.models import Message, Role, Run
+from chat.core.services import message_create
+from chat.usecases import message_post_user
+from questionnaires.forms.services import form_open
 from questionnaires.models import InteractiveForm
+from questionnaires.tool_calls import assistant_message_create
 
 from .conftest import QUESTIONS, open_form
 
@@ -91,8 +93,8 @@ def test_payload_attaches_when_the_message_is_stored_after_the_tool_ran(conversa
         "type": "function",
         "function": {"name": "interactive_form_question", "arguments": "{}"},
     }
-    message = message_create(
-        conversation=conversation, role=Role.ASSISTANT, tool_calls=[call], run=run
+    message = assistant_message_create(
+        conversation=conversation, content="", tool_calls=[call], run=run
     )
     assert message.metadata["render_payloads"]["late"]["ask_id"] == result["ask_id"]
     assert Message.objects.get(pk=message.pk).metadata["render_payloads"]["late"]["questions"]
@@ -212,8 +214,8 @@ def test_two_tabs_submitting_at_once_create_one_answer(conversation, pending, mo
 
     (The same race over real HTTP with parallel requests is in tests/e2e/test_forms.py.)
     """
-    from chat import interactive_forms
-    from questionnaires.forms_service import form_check_answer
+    from questionnaires.forms import answers as interactive_forms
+    from questionnaires.forms.services import form_check_answer
 
     stale = form_check_answer(conversation_id=conversation.pk, payload=ANSWER)
     message_post_user(conversation=conversation, content="", form_answer=ANSWER)

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from chat.models import Message, Role
+from chat.core.models import Message, Role
 from questionnaires.models import InteractiveForm
 from tests.htmlcheck import assert_inert
 

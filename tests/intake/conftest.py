@@ -6,8 +6,8 @@ import pytest
 @pytest.fixture
 def intake(user):
     """An English knee-consultation intake conversation, started (first asks posted)."""
-    from chat.intake.service import intake_begin
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
+    from chat.usecases import intake_begin
 
     conversation = conversation_create(owner=user, title="Knee", agent="intake", language="en")
     intake_begin(conversation=conversation, definition_id="knee")

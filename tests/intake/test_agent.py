@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from chat.intake.service import intake_begin
-from chat.models import Event, Message, StructuredAnswer
-from chat.services import conversation_create, message_post_user
-from chat.structured.selectors import ask_pending
-from chat.structured.services import structured_answer_submit
+from chat.core.models import Event, Message
+from chat.core.services import conversation_create
+from chat.usecases import intake_begin, message_post_user
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.selectors import ask_pending
+from questionnaires.asks.services import structured_answer_submit
 from questionnaires.protocol import build_response, parse_message
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +163,7 @@ def test_api_conversation_asks_which_intake_first(api, user):
     response = api.post("/api/v1/conversations/", {"agent": "intake"})
     cid = response.json()["id"]
     api.post(f"/api/v1/conversations/{cid}/messages", {"role": "user", "content": "hi"})
-    from chat.models import Conversation
+    from chat.core.models import Conversation
 
     conversation = Conversation.objects.get(pk=cid)
     assert list(_pending(conversation)) == ["intake_definition"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.intake.definitions import DefinitionError, definition_parse, definitions_all
+from questionnaires.asks.definitions import DefinitionError, definition_parse, definitions_all
 
 TEXTS = dict.fromkeys(("intro", "summary_intro", "confirm_title", "confirm_question", "confirm_yes", "confirm_no", "correct_question", "done", "not_understood", "skipped"), "t")  # fmt: skip
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chat.intake.definitions import definitions_all
-from chat.models import Event
-from chat.structured.selectors import ask_pending
-from chat.structured.services import structured_answer_submit
+from chat.core.models import Event
+from questionnaires.asks.definitions import definitions_all
+from questionnaires.asks.selectors import ask_pending
+from questionnaires.asks.services import structured_answer_submit
 
 pytestmark = pytest.mark.django_db
 
@@ -57,8 +57,8 @@ def test_reference_follows_the_slot_when_it_is_asked(intake):
 
 
 def test_chinese_intake_references_are_chinese(user):
-    from chat.intake.service import intake_begin
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
+    from chat.usecases import intake_begin
 
     conversation = conversation_create(owner=user, title="膝盖", agent="intake", language="zh-hans")
     intake_begin(conversation=conversation, definition_id="knee")

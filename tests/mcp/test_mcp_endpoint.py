@@ -17,9 +17,9 @@ pytestmark = pytest.mark.e2e
 SETUP = """
 import json
 from django.contrib.auth.models import User
-from chat.models import Run
-from chat.services import conversation_create
-from chat.agent.identity import run_environment
+from chat.core.models import Run
+from chat.core.services import conversation_create
+from chat.core.identity import run_environment
 user, _ = User.objects.get_or_create(username="{user}")
 c = conversation_create(owner=user, title="MCP", agent="external")
 run = Run.objects.create(conversation=c, status="running")
@@ -94,7 +94,7 @@ def test_form_over_mcp_end_to_end(mcp_server):
     state = mcp_server.json(
         f"""
 import json
-from chat.models import Message
+from chat.core.models import Message
 from questionnaires.models import InteractiveForm
 f = InteractiveForm.objects.get(conversation_id={ids["conversation"]})
 m = Message.objects.get(pk=f.message_id)
@@ -168,7 +168,7 @@ def test_expired_token_gets_401(mcp_server):
         f"""
 import json, time
 from unittest import mock
-from chat.agent.identity import mcp_token_issue
+from chat.core.identity import mcp_token_issue
 with mock.patch("time.time", return_value=time.time() - 7 * 24 * 3600):
     t = mcp_token_issue(conversation_id={ids["conversation"]}, run_id={ids["run"]}, user_id=1)
 print(json.dumps(t))

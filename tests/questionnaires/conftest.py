@@ -43,7 +43,7 @@ ASYNC_ARGS = {
 @pytest.fixture
 def card_message(conversation):
     """An assistant message with one inline questionnaire (the latest message)."""
-    from chat.services import message_create
+    from chat.core.services import message_create
 
     message_create(conversation=conversation, role="user", content="Plan my trip")
     return message_create(conversation=conversation, role="assistant", content=TRIP)
@@ -51,7 +51,7 @@ def card_message(conversation):
 
 def post_async_card(conversation, *, call_id: str = "call_trip", arguments=None):
     """A questionnaire_async tool call plus its tool result, as an agent runtime posts them."""
-    from chat.services import message_create
+    from chat.core.services import message_create
     from questionnaires.protocol import questionnaire_async
 
     args = ASYNC_ARGS if arguments is None else arguments

@@ -15,7 +15,7 @@ from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 
-from chat.models import Message
+from chat.core.models import Message
 from questionnaires.models import Submission
 
 pytestmark = [pytest.mark.postgres]

@@ -8,10 +8,10 @@ import pytest
 from django.core.cache import cache
 
 from chat.rendering import markdown_to_html
-from questionnaires import render as render_module
-from questionnaires.cards import Answer, MessageInput, MessageState, answers_from_form
+from questionnaires.inline import render as render_module
+from questionnaires.inline.presenter import Answer, MessageInput, MessageState, answers_from_form
+from questionnaires.inline.render import render_message, render_messages
 from questionnaires.protocol import OTHER_VALUE, questionnaire_async
-from questionnaires.render import render_message, render_messages
 from tests.htmlcheck import assert_inert
 from tests.questionnaires.conftest import ASYNC_ARGS, TRIP
 
@@ -213,7 +213,7 @@ def test_render_messages_caches_per_message_and_state(monkeypatch):
 
 
 def test_form_fields_map_to_question_ids_and_unknown_fields_are_kept():
-    from questionnaires.cards import message_questionnaires
+    from questionnaires.inline.presenter import message_questionnaires
 
     (questionnaire,) = message_questionnaires(
         MessageInput(id=7, role="assistant", content=TRIP)

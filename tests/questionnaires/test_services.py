@@ -1,16 +1,15 @@
-"""questionnaire_submit: the rules, with the chat's real port."""
+"""questionnaire_answer: the rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from chat.models import Event, Message
-from chat.questionnaire_views import PORT
-from chat.services import message_create
-from questionnaires.errors import SubmitRefused
+from chat.core.errors import SubmitRefused
+from chat.core.models import Event, Message
+from chat.core.services import message_create
+from questionnaires.inline.services import questionnaire_answer
 from questionnaires.models import Submission
 from questionnaires.protocol import OTHER_VALUE
-from questionnaires.services import questionnaire_submit
 from tests.questionnaires.conftest import post_async_card
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +18,7 @@ GOOD = {"q1": "Rome", "q2": ["Train", "Car"], "q3": "window seat"}
 
 
 def submit(conversation, message, qid=None, answers=None, other_text=None, user=None):
-    return questionnaire_submit(
+    return questionnaire_answer(
         conversation=conversation,
         message_id=message.pk,
         questionnaire_id=qid or f"{message.pk}_q1",
@@ -27,7 +26,6 @@ def submit(conversation, message, qid=None, answers=None, other_text=None, user=
         other_text=other_text or {},
         user=user,
         lang="en",
-        port=PORT,
     )
 
 

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from chat.models import Message
-from chat.services import message_create
+from chat.core.models import Message
+from chat.core.services import message_create
 from questionnaires.models import Submission
 from tests.htmlcheck import assert_inert
 from tests.questionnaires.conftest import TRIP
@@ -67,10 +67,9 @@ def _stale(conversation, card):
 
 
 def _answered(conversation, card):
-    from chat.questionnaire_views import PORT
-    from questionnaires.services import questionnaire_submit
+    from questionnaires.inline.services import questionnaire_answer
 
-    questionnaire_submit(
+    questionnaire_answer(
         conversation=conversation,
         message_id=card.pk,
         questionnaire_id=f"{card.pk}_q1",
@@ -78,7 +77,6 @@ def _answered(conversation, card):
         other_text={},
         user=None,
         lang="en",
-        port=PORT,
     )
 
 

@@ -13,8 +13,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from chat.agent.identity import run_environment, skill_token_issue
-from chat.models import Run, Skill
+from chat.core.identity import run_environment, skill_token_issue
+from chat.core.models import Run
+from chat.skills.models import Skill
 
 pytestmark = pytest.mark.django_db
 SKILL_MD = "# Trip planner\n\nPlans trips.\n"
@@ -211,7 +212,7 @@ def test_every_other_url_refuses_the_skill_token(client, skill_token):
             checked += 1
     assert checked > 40
     # and the MCP endpoint (outside Django) takes only MCP run tokens
-    from chat.agent.identity import mcp_token_verify
+    from chat.core.identity import mcp_token_verify
 
     assert mcp_token_verify(skill_token) is None
 

@@ -8,14 +8,14 @@ from tests.structured.test_payloads import SPEC_PAYLOAD
 @pytest.fixture
 def external(user):
     """A conversation without a built-in agent: asks come from the test, no runs."""
-    from chat.services import conversation_create
+    from chat.core.services import conversation_create
 
     return conversation_create(owner=user, title="Asks", agent="external")
 
 
 @pytest.fixture
 def make_ask(external):
-    from chat.structured.services import ask_create
+    from questionnaires.asks.services import ask_create
 
     def make(payload=None, turn_id="turn_1", conversation=None):
         return ask_create(

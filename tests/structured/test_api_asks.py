@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from chat.models import Event, Role
-from chat.services import api_token_create, conversation_create
-from chat.structured import selectors
+from chat.core.models import Event, Role
+from chat.core.services import api_token_create, conversation_create
+from questionnaires.asks import selectors
 from tests.structured.test_payloads import SPEC_PAYLOAD
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.structured.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
-from chat.structured.payloads import ask_validate
+from questionnaires.asks.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
+from questionnaires.asks.payloads import ask_validate
 from tests.structured.test_payloads import SPEC_PAYLOAD
 
 PAIN = ask_validate(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.structured.payloads import AskInvalid, ask_validate, ask_widget, scale_value
+from questionnaires.asks.payloads import AskInvalid, ask_validate, ask_widget, scale_value
 
 SPEC_PAYLOAD = {
     "question": "你的膝盖下坠感是否伴随疼痛？",

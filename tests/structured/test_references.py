@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from chat.models import Event, Message
-from chat.structured.references import ReferenceInvalid, reference_or_none, reference_validate
-from chat.structured.services import ask_create
+from chat.core.models import Event, Message
+from questionnaires.asks.references import ReferenceInvalid, reference_or_none, reference_validate
+from questionnaires.asks.services import ask_create
 from tests.htmlcheck import assert_inert
 from tests.structured.test_payloads import SPEC_PAYLOAD
 

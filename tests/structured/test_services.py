@@ -4,10 +4,11 @@ import json
 
 import pytest
 
-from chat.errors import ChatError
-from chat.models import Event, Message, StructuredAnswer
-from chat.services import message_create
-from chat.structured.services import slot_edit, structured_answer_submit
+from chat.core.errors import ChatError
+from chat.core.models import Event, Message
+from chat.core.services import message_create
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.services import slot_edit, structured_answer_submit
 
 pytestmark = pytest.mark.django_db
 

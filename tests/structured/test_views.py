@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.models import StructuredAnswer
+from questionnaires.asks.models import StructuredAnswer
 from tests.htmlcheck import assert_inert
 from tests.structured.test_payloads import _options
 
@@ -150,7 +150,7 @@ def test_state_panel_and_edit(client_in, external, make_ask):
 
 
 def test_admin_shows_consultation_state(client, django_user_model, external, make_ask):
-    from chat.structured.services import structured_answer_submit
+    from questionnaires.asks.services import structured_answer_submit
 
     make_ask()
     structured_answer_submit(

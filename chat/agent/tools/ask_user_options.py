@@ -4,11 +4,11 @@ Any agent can collect information the way the built-in intake agent does: button
 2–5 options, a dropdown for more, a slider (`scale`), yes/no (`boolean`) or a text box
 (`free_text_only`), with an optional knowledge `reference` shown as "Why we ask".
 
-`execute` checks the payload and the reference together (`chat.structured.ask_requests`)
+`execute` checks the payload and the reference together (`questionnaires.asks.ask_requests`)
 and returns either every problem (code, path, message) so the model can call again —
 nothing is shown — or the normalized ask with `should_end: true`, which ends the run
 `awaiting_user_input`. The ask itself is created by the `persisted` hook through
-`chat.structured.services.ask_create` once the assistant message carrying the call is
+`questionnaires.asks.services.ask_create` once the assistant message carrying the call is
 stored, so the widget follows the text that introduced it and is the latest,
 answerable message (it is persisted as an assistant message and emits the
 `ask_user_options` / `knowledge_reference` events). The user's click, typed answer or
@@ -19,6 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from questionnaires.asks.ask_requests import ask_request_check
+from questionnaires.asks.payloads import AskInvalid
+from questionnaires.asks.services import ask_create
 
 from .base import Tool, ToolContext
 
@@ -142,9 +146,6 @@ def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
     from django.utils import translation  # Django: imported when used
     from django.utils.translation import gettext as _
 
-    from chat.structured.ask_requests import ask_request_check
-    from chat.structured.payloads import AskInvalid
-
     payload, reference = _split(arguments)
     with translation.override(context.lang):
         try:
@@ -182,7 +183,6 @@ def persisted(result: Mapping[str, Any], run: Any, message: Any) -> None:
     """
     if result.get("success") is not True or not isinstance(result.get("ask"), dict):
         return
-    from chat.structured.services import ask_create  # Django: imported when used
 
     ask_create(
         conversation=run.conversation,

@@ -1,6 +1,6 @@
 """`interactive_form_question` (spec 003): show the user a form and end the run deferred.
 
-The server normalizes and validates the questions (`questionnaires.forms_service`),
+The server normalizes and validates the questions (`questionnaires.forms.services`),
 writes the `render_payload` onto the tool block and returns the deferred result
 (`__deferred_user_input__: true`); the loop then stops with `deferred`. The user's
 answer comes back as this tool call's result on the next run. Invalid arguments return
@@ -10,6 +10,8 @@ every problem so the model can retry; a second form in the same run is refused.
 from __future__ import annotations
 
 from typing import Any
+
+from questionnaires.forms.services import form_open
 
 from .base import Tool, ToolContext
 
@@ -60,7 +62,6 @@ DESCRIPTION = (
 
 
 def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
-    from questionnaires.forms_service import form_open  # Django: imported when used
 
     return form_open(
         conversation_id=int(context.extra["conversation_id"]),

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.services import api_token_create
+from chat.core.services import api_token_create
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from chat.agent.heartbeat import run_reap_stale
+from chat.runs.heartbeat import run_reap_stale
 
 
 class Command(BaseCommand):

@@ -16,6 +16,8 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.runs.heartbeat import run_reap_stale
+
 
 class Command(BaseCommand):
     help = "Run several ASGI workers (and agent-run workers) behind one port."
@@ -87,7 +89,6 @@ class Command(BaseCommand):
 
     def _reap(self) -> None:
         """Fail runs whose worker process died (they get a visible retry)."""
-        from chat.agent.heartbeat import run_reap_stale
 
         try:
             reaped = run_reap_stale()

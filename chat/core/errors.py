@@ -1,0 +1,57 @@
+"""The project's one exception root: a stable machine code, a human message, a status.
+
+Every layer raises `ChatError` (or a subclass naming where it came from); every edge turns
+it into the same JSON `{"error", "message", "details"?}` or a page with the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class _ToDict(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class ChatError(Exception):
+    """A refusal the user or API client should see: `code` is stable, `message` localized,
+    optional `details`, and for invalid answers the per-question protocol `errors`."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int = 400,
+        details: dict[str, Any] | None = None,
+        errors: Sequence[_ToDict] = (),
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = str(message)
+        self.status = status
+        self.details = details or {}
+        self.errors = tuple(errors)
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "message": self.message}
+        details = dict(self.details)
+        if self.errors:
+            details["errors"] = [e.to_dict() for e in self.errors]
+        if details:
+            body["details"] = details
+        return body
+
+
+class NotFound(ChatError):
+    def __init__(self, message: str = "Not found.") -> None:
+        super().__init__("not_found", message, status=404)
+
+
+class SubmitRefused(ChatError):
+    """A refused answer to a card (any kind)."""
+
+
+class FormError(ChatError):
+    """A refused interactive-form operation."""

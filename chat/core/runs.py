@@ -1,0 +1,43 @@
+"""Asking for an agent turn. The core owns the `Run` row; the runs package executes it.
+
+The row is written in the same transaction as the message that triggers it, so a
+committed user message always has its run, whatever happens to the process afterwards.
+Executing it (a thread, Celery, inline in tests) belongs to `chat.runs`, a layer above
+this one: it registers itself as the executor when the project starts
+(`chat.apps.ChatConfig.ready`). That one registration is the dependency inversion that
+keeps "write, then start a run" free of import circles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.core.exceptions import ImproperlyConfigured
+
+from chat.core.models import AgentKind, Conversation, Message, Run
+
+Executor = Callable[..., None]
+_executor: Executor | None = None
+
+
+def run_executor_set(executor: Executor) -> None:
+    """Register `executor(run_id=..., inline=...)`, which starts a committed run."""
+    global _executor
+    _executor = executor
+
+
+def run_start(*, run_id: int, inline: bool = False) -> None:
+    """Execute a run per `AGENT_RUNNER` (after commit); `inline=True` runs it now."""
+    if _executor is None:
+        raise ImproperlyConfigured("No run executor registered (is the chat app installed?)")
+    _executor(run_id=run_id, inline=inline)
+
+
+def run_request(*, conversation: Conversation, message: Message | None) -> Run | None:
+    """Create the run a new user message triggers and start it; external conversations
+    have none (their runtime reads the message over the API)."""
+    if conversation.agent == AgentKind.EXTERNAL:
+        return None
+    run = Run.objects.create(conversation=conversation, trigger_message=message)
+    run_start(run_id=run.pk)
+    return run

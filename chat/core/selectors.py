@@ -1,0 +1,79 @@
+"""Reads. Views, the API and agents read through these functions."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from chat.core.errors import NotFound
+from chat.core.models import Conversation, Event, Message, Role, Run, RunStatus
+
+
+def conversation_list_for_user(*, user) -> QuerySet[Conversation]:
+    return Conversation.objects.filter(owner=user).order_by("-updated_at")
+
+
+def conversation_get_for_user(*, user, conversation_id: int) -> Conversation:
+    """The user's conversation; anyone else's (or a missing one) is a 404."""
+    try:
+        return Conversation.objects.get(pk=conversation_id, owner=user)
+    except (Conversation.DoesNotExist, ValueError, TypeError):
+        raise NotFound() from None
+
+
+def message_list_visible(*, conversation: Conversation, after_seq: int = 0) -> QuerySet[Message]:
+    """Messages the chat shows, in order (hidden diagnostics and tool results excluded)."""
+    return conversation.messages.filter(seq__gt=after_seq, hidden=False).exclude(role=Role.TOOL)
+
+
+def message_list_all(*, conversation: Conversation) -> QuerySet[Message]:
+    return conversation.messages.order_by("seq")
+
+
+def message_get(*, conversation: Conversation, message_id: int) -> Message:
+    try:
+        return conversation.messages.get(pk=message_id)
+    except (Message.DoesNotExist, ValueError, TypeError):
+        raise NotFound() from None
+
+
+def message_last_seq(*, conversation: Conversation) -> int:
+    last = conversation.messages.order_by("-seq").values_list("seq", flat=True).first()
+    return last or 0
+
+
+def message_latest_visible_assistant_seq(*, conversation: Conversation) -> int | None:
+    """Seq of the assistant message whose cards may be answered, or None.
+
+    DESIGN §4.12: the latest assistant message with visible content, provided no user
+    message follows it. Tool results and hidden diagnostics don't count.
+    """
+    latest = (
+        conversation.messages.filter(hidden=False, role__in=[Role.USER, Role.ASSISTANT])
+        .exclude(role=Role.ASSISTANT, content="", tool_calls=[])
+        .order_by("-seq")
+        .values_list("seq", "role")
+        .first()
+    )
+    if latest is None or latest[1] != Role.ASSISTANT:
+        return None
+    return latest[0]
+
+
+def event_list_after(*, conversation_id: int, after_id: int, limit: int = 500) -> list[Event]:
+    return list(
+        Event.objects.filter(conversation_id=conversation_id, id__gt=after_id).order_by("id")[
+            :limit
+        ]
+    )
+
+
+def run_active(*, conversation: Conversation) -> Run | None:
+    return (
+        conversation.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .order_by("-id")
+        .first()
+    )
+
+
+def run_latest(*, conversation: Conversation) -> Run | None:
+    return conversation.runs.order_by("-id").first()

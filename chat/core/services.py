@@ -1,0 +1,169 @@
+"""Writes. Views, the API, admin actions and agents change state only through these."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError
+from chat.core.models import (
+    AgentKind,
+    ApiToken,
+    Conversation,
+    Event,
+    Message,
+    Role,
+    Run,
+    hash_token,
+)
+from chat.core.realtime import wake
+from chat.core.runs import run_request
+
+# --- events ----------------------------------------------------------------------------
+
+
+def event_emit(*, conversation_id: int, name: str, data: dict[str, Any]) -> Event:
+    """Persist a stream event and wake every listener once the transaction commits.
+
+    Listeners read the events themselves (by id, from the database), so a wake-up that is
+    lost or arrives out of order never loses an event.
+    """
+    # No savepoint when nested: an event is part of its caller's transaction.
+    with transaction.atomic(savepoint=False):
+        # A conversation's events are written one transaction at a time (its row lock),
+        # so ids are committed in order: a stream that has read id N can never later
+        # miss an id below N that was still uncommitted.
+        locked = Conversation.objects.select_for_update().filter(pk=conversation_id)
+        list(locked.order_by().values_list("pk"))
+        event = Event.objects.create(conversation_id=conversation_id, name=name, data=data)
+    transaction.on_commit(lambda: wake(conversation_id, event.id))
+    return event
+
+
+# --- conversations -----------------------------------------------------------------------
+
+
+def conversation_create(
+    *, owner, title: str = "", agent: str | None = None, language: str = "en"
+) -> Conversation:
+    agent = agent or settings.CHAT_DEFAULT_AGENT
+    if agent not in AgentKind.values:
+        raise ChatError(
+            "agent_invalid",
+            _("Unknown agent “%(agent)s”. Choose one of: %(choices)s.")
+            % {"agent": agent, "choices": ", ".join(AgentKind.values)},
+        )
+    title = (title or "").strip()[:200]
+    lang = "zh-hans" if language.lower().startswith("zh") else "en"
+    return Conversation.objects.create(owner=owner, title=title, agent=agent, language=lang)
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def message_create(
+    *,
+    conversation: Conversation,
+    role: str,
+    content: str = "",
+    display_content: str = "",
+    tool_calls: list[dict[str, Any]] | None = None,
+    tool_call_id: str = "",
+    readonly: bool = False,
+    hidden: bool = False,
+    metadata: dict[str, Any] | None = None,
+    run: Run | None = None,
+) -> Message:
+    """Append a message with the next sequence number and tell open tabs about it."""
+    if role not in Role.values:
+        raise ChatError("role_invalid", _("Unknown role “%(role)s”.") % {"role": role})
+    for attempt in range(5):
+        try:
+            with transaction.atomic():
+                # Lock the conversation row: seq assignment is serialized per conversation.
+                locked = Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
+                last = locked.messages.order_by("-seq").values_list("seq", flat=True).first()
+                message = Message.objects.create(
+                    conversation_id=conversation.pk,
+                    seq=(last or 0) + 1,
+                    role=role,
+                    content=content,
+                    display_content=display_content,
+                    tool_calls=tool_calls or [],
+                    tool_call_id=tool_call_id,
+                    readonly=readonly,
+                    hidden=hidden,
+                    metadata=metadata or {},
+                    run=run,
+                )
+                Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+                if not hidden:
+                    event_emit(
+                        conversation_id=conversation.pk,
+                        name="message_done",
+                        data={"message_id": message.pk, "seq": message.seq, "role": role},
+                    )
+                return message
+        except IntegrityError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+def message_check_size(content: str, *, limit: int | None = None) -> None:
+    limit = limit or settings.CHAT_MAX_MESSAGE_CHARS
+    if len(content) > limit:
+        raise ChatError(
+            "message_too_long",
+            _("The message is %(n)s characters long; the limit is %(limit)s.")
+            % {"n": len(content), "limit": limit},
+            status=413,
+        )
+
+
+def answer_post(
+    *,
+    conversation: Conversation,
+    content: str,
+    display_content: str = "",
+    metadata: dict[str, Any] | None = None,
+    lock_event: dict[str, Any] | None = None,
+) -> Message:
+    """Where every way of answering ends: post the user message, lock the answered card in
+    every open tab (`card_locked` with `lock_event`), and request the next agent turn.
+
+    One transaction: the message, the lock and the run row commit together, so a process
+    that dies afterwards can leave nothing half done (the run is started from its row).
+    """
+    message_check_size(content)
+    with transaction.atomic():
+        message = message_create(
+            conversation=conversation,
+            role=Role.USER,
+            content=content,
+            display_content=display_content,
+            metadata=metadata,
+        )
+        if lock_event is not None:
+            event_emit(conversation_id=conversation.pk, name="card_locked", data=lock_event)
+        run_request(conversation=conversation, message=message)
+    return message
+
+
+# --- API tokens --------------------------------------------------------------------------
+
+
+def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+    """Create a token; the raw value is returned once and only its hash is stored."""
+    raw = "qc_" + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(user=user, name=name, key_hash=hash_token(raw), prefix=raw[:10])
+    return token, raw
+
+
+def api_token_touch(*, token: ApiToken) -> None:
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())

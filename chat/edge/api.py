@@ -1,0 +1,140 @@
+"""JSON API for external agent runtimes (`/api/v1/`, DESIGN §6). Thin adapters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from chat import usecases
+from chat.core import selectors, services
+from chat.core.errors import ChatError
+from chat.core.http import api_view, bearer_token, error_response, json_body, user_for_api_token
+from chat.core.models import Message, Role
+from chat.edge.sse import parse_last_event_id, sse_response
+from questionnaires.protocol import parse_message
+from questionnaires.tool_calls import assistant_message_create
+
+
+@api_view(("POST",))
+def conversations(request: HttpRequest) -> JsonResponse:
+    body = json_body(request)
+    title = body.get("title", "")
+    agent = body.get("agent", "external")
+    if not isinstance(title, str) or not isinstance(agent, str):
+        raise ChatError("invalid_field", _("“title” and “agent” must be strings."))
+    conversation = services.conversation_create(
+        owner=request.user, title=title, agent=agent, language=request.LANGUAGE_CODE
+    )
+    url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))
+    return JsonResponse({"id": conversation.pk, "url": url}, status=201)
+
+
+@api_view(("GET", "POST"))
+def messages(request: HttpRequest, conversation_id: int) -> JsonResponse:
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    if request.method == "GET":
+        rows = selectors.message_list_all(conversation=conversation)
+        return JsonResponse({"messages": [_message_json(m) for m in rows]})
+    body = json_body(request)
+    message = _post_message(conversation, body)
+    return JsonResponse({"id": message.pk, "seq": message.seq}, status=201)
+
+
+def _post_message(conversation, body: dict[str, Any]) -> Message:
+    role = body.get("role")
+    content = body.get("content", "")
+    tool_calls = body.get("tool_calls") or []
+    tool_call_id = body.get("tool_call_id", "")
+    readonly = body.get("readonly", False)
+    if role not in Role.values:
+        raise ChatError(
+            "invalid_role",
+            _("“role” must be one of: %(roles)s.") % {"roles": ", ".join(Role.values)},
+        )
+    if not isinstance(content, str):
+        raise ChatError("invalid_field", _("“content” must be a string."))
+    if not isinstance(tool_calls, list) or not all(isinstance(c, dict) for c in tool_calls):
+        raise ChatError("invalid_field", _("“tool_calls” must be a list of objects."))
+    if not isinstance(tool_call_id, str) or not isinstance(readonly, bool):
+        raise ChatError(
+            "invalid_field", _("“tool_call_id” must be a string and “readonly” a boolean.")
+        )
+    if role == Role.USER:
+        # `interactive_form_answer`: the answer payload of a pending form (spec 003).
+        return usecases.message_post_user(
+            conversation=conversation,
+            content=content,
+            form_answer=body.get("interactive_form_answer"),
+        )
+    services.message_check_size(content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
+    if role == Role.ASSISTANT and tool_calls:
+        return assistant_message_create(
+            conversation=conversation,
+            content=content,
+            tool_calls=tool_calls,
+            readonly=readonly,
+        )
+    return services.message_create(
+        conversation=conversation,
+        role=role,
+        content=content,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        readonly=readonly,
+    )
+
+
+def _message_json(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.pk,
+        "seq": message.seq,
+        "role": message.role,
+        "content": message.content,
+        "display_content": message.display_content,
+        "tool_calls": message.tool_calls,
+        "tool_call_id": message.tool_call_id,
+        "readonly": message.readonly,
+        "hidden": message.hidden,
+        "segments": _segments(message),
+    }
+
+
+def _segments(message: Message) -> list[dict[str, Any]]:
+    """The message's segments in the lint JSON shape (DESIGN §6)."""
+    if message.role not in (Role.ASSISTANT, Role.USER) or not message.content:
+        return []
+    segments = parse_message(message.content, message_id=message.pk, role=message.role)
+    return [segment.to_dict() for segment in segments]
+
+
+async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+    """The conversation's SSE stream for API clients (bearer token)."""
+
+    def authorize():
+        raw = bearer_token(request)
+        user = user_for_api_token(raw) if raw else None
+        if user is None:
+            raise ChatError(
+                "unauthorized",
+                _("Send a valid API token: Authorization: Bearer <token>."),
+                status=401,
+            )
+        return selectors.conversation_get_for_user(user=user, conversation_id=conversation_id)
+
+    if request.method != "GET":
+        return HttpResponse(status=405)
+    try:
+        conversation = await database_sync_to_async(authorize)()
+    except ChatError as error:
+        return error_response(error)
+    last = parse_last_event_id(
+        request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
+    )
+    return sse_response(conversation_id=conversation.pk, last_event_id=last)

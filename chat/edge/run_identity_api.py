@@ -1,0 +1,23 @@
+"""`POST /api/v1/conversations/{id}/runs`: an external runtime opens a run and receives
+its per-run identity (MCP token + skill identity token) and the MCP endpoint URL."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+
+from chat.core import selectors
+from chat.core.http import api_view
+from chat.core.identity import run_environment
+from chat.core.models import Run, RunStatus
+from chat.edge.mcp import PATH as MCP_PATH
+
+
+@api_view(("POST",))
+def run_open(request: HttpRequest, conversation_id: int) -> JsonResponse:
+    conversation = selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    run = Run.objects.create(conversation=conversation, status=RunStatus.RUNNING)
+    env = run_environment(conversation_id=conversation.pk, run_id=run.pk, user_id=request.user.pk)
+    body = {"run_id": run.pk, "mcp_url": request.build_absolute_uri(MCP_PATH), "env": env}
+    return JsonResponse(body, status=201)

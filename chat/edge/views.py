@@ -1,0 +1,142 @@
+"""Pages and htmx fragments. Thin: a form, one service or selector call, a template."""
+
+from __future__ import annotations
+
+from channels.db import database_sync_to_async
+from django.contrib.auth.decorators import login_required
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from chat import usecases
+from chat.core import selectors, services
+from chat.core.errors import ChatError, NotFound
+from chat.core.forms import MessageForm
+from chat.core.http import conversation_for_page
+from chat.edge.forms import ConversationCreateForm
+from chat.edge.health import health_report
+from chat.edge.sse import parse_last_event_id, sse_response
+from chat.usecases import intake_begin
+from questionnaires.conversation import conversation_context, message_items, message_items_changed
+
+
+@login_required
+@require_GET
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    conversations = selectors.conversation_list_for_user(user=request.user)
+    form = ConversationCreateForm()
+    return render(
+        request, "chat/conversation_list.html", {"conversations": conversations, "form": form}
+    )
+
+
+@login_required
+@require_POST
+def conversation_create(request: HttpRequest) -> HttpResponse:
+    form = ConversationCreateForm(request.POST)
+    if not form.is_valid():
+        conversations = selectors.conversation_list_for_user(user=request.user)
+        context = {"conversations": conversations, "form": form}
+        return render(request, "chat/conversation_list.html", context, status=400)
+    conversation = services.conversation_create(
+        owner=request.user,
+        title=form.cleaned_data["title"],
+        agent=form.cleaned_data["agent"],
+        language=request.LANGUAGE_CODE,
+    )
+    intake_begin(conversation=conversation, definition_id=form.cleaned_data.get("intake", ""))
+    return redirect("chat:conversation", conversation_id=conversation.pk)
+
+
+@login_required
+@require_GET
+def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = conversation_for_page(request, conversation_id)
+    context = conversation_context(conversation=conversation, form=MessageForm())
+    return render(request, "chat/conversation.html", context)
+
+
+@login_required
+@require_POST
+def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = conversation_for_page(request, conversation_id)
+    form = MessageForm(request.POST)
+    status = 200
+    pending_form = None  # a refused text while a form waits: offer submit / cancel-and-send
+    if form.is_valid():
+        try:
+            usecases.message_post_user(
+                conversation=conversation, content=form.cleaned_data["content"]
+            )
+        except ChatError as error:
+            form.add_error("content", error.message)
+            status = error.status
+            pending_form = error.details if error.code == "pending_interactive_form" else None
+        else:
+            if not request.htmx:
+                return redirect("chat:conversation", conversation_id=conversation.pk)
+            form = MessageForm()
+    else:
+        status = 400
+    if not request.htmx:
+        context = conversation_context(conversation=conversation, form=form)
+        context["pending_form"] = pending_form
+        return render(request, "chat/conversation.html", context, status=status)
+    # htmx: the composer comes back (cleared, or with the error and the typed text kept);
+    # the new message itself arrives through the event stream like in every other tab.
+    context = {"conversation": conversation, "form": form, "pending_form": pending_form}
+    return render(request, "chat/conversation.html#composer", context, status=status)
+
+
+@login_required
+@require_GET
+def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Messages after `?after=SEQ`, as HTML: what a live tab appends on `message_done`."""
+    conversation = conversation_for_page(request, conversation_id)
+    try:
+        after = max(int(request.GET.get("after", "0")), 0)
+    except ValueError:
+        after = 0
+    items = message_items(conversation=conversation, after_seq=after)
+    # Cards this tab still shows as answerable/pending come back out of band if they changed.
+    items += message_items_changed(conversation=conversation, live=request.GET.get("live", ""))
+    return render(request, "chat/conversation.html#message-list", {"items": items})
+
+
+@require_http_methods(["GET"])
+async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+    user = await request.auser()
+    if not user.is_authenticated:
+        return HttpResponse(status=401)
+    try:
+        conversation = await database_sync_to_async(selectors.conversation_get_for_user)(
+            user=user, conversation_id=conversation_id
+        )
+    except NotFound:
+        return HttpResponse(status=404)
+    last = parse_last_event_id(
+        request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
+    )
+    response: StreamingHttpResponse = sse_response(
+        conversation_id=conversation.pk, last_event_id=last
+    )
+    return response
+
+
+@require_GET
+def livez(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers (no dependencies touched)."""
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness for load balancers: the database and the channel layer answer."""
+    report = health_report()
+    return JsonResponse(report, status=200 if report["ok"] else 503)

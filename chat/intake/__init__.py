@@ -1,1 +1,0 @@
-"""The built-in offline intake agent, driven by YAML intake definitions."""

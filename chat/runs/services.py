@@ -1,0 +1,51 @@
+"""Run writes: stop a running turn, retry a failed or stopped one."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError, NotFound
+from chat.core.models import Conversation, Run, RunStatus
+from chat.core.selectors import run_latest
+from chat.runs.dispatch import run_dispatch
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+RETRYABLE = (RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+def run_get(*, conversation: Conversation, run_id: int) -> Run:
+    try:
+        return conversation.runs.select_related("trigger_message").get(pk=run_id)
+    except (Run.DoesNotExist, ValueError, TypeError):
+        raise NotFound() from None
+
+
+def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
+    """Ask a running turn to stop; the loop checks between steps and ends `cancelled`."""
+    run = run_get(conversation=conversation, run_id=run_id)
+    if run.status not in ACTIVE:
+        raise ChatError("run_not_active", _("This run has already finished."), status=409)
+    Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+    run.cancel_requested = True
+    return run
+
+
+def run_retry(*, conversation: Conversation, run_id: int) -> Run:
+    """Run the turn again for the same user message (nothing the user wrote is re-sent)."""
+    with transaction.atomic():
+        run = run_get(conversation=conversation, run_id=run_id)
+        latest = run_latest(conversation=conversation)
+        if latest is None or latest.pk != run.pk or run.status not in RETRYABLE:
+            raise ChatError(
+                "run_not_retryable",
+                _("Only the latest failed or stopped answer can be retried."),
+                status=409,
+            )
+        if run.trigger_message is None:
+            raise ChatError(
+                "run_not_retryable", _("The message this answer replied to is gone."), status=409
+            )
+        retry = Run.objects.create(conversation=conversation, trigger_message=run.trigger_message)
+    run_dispatch(run_id=retry.pk)
+    return retry

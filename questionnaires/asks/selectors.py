@@ -1,0 +1,130 @@
+"""Reads for structured collection: find asks, their answers, and which may be answered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError
+from chat.core.models import Conversation, Message, Role
+from questionnaires.asks.definitions import slot_ask_for_conversation
+from questionnaires.asks.models import StructuredAnswer
+
+
+def is_ask(message: Message) -> bool:
+    return message.role == Role.ASSISTANT and "ask_user_options" in (message.metadata or {})
+
+
+def ask_find(*, conversation: Conversation, turn_id: str, field: str) -> Message:
+    """The ask of `turn_id` that collects `field`; 404 `ask_not_found` otherwise."""
+    candidates = conversation.messages.filter(role=Role.ASSISTANT, metadata__turn_id=turn_id)
+    for message in candidates.order_by("-seq"):
+        if is_ask(message) and message.metadata["ask_user_options"].get("field") == field:
+            return message
+    raise ChatError(
+        "ask_not_found",
+        _("No question for field “%(field)s” in turn “%(turn)s”.")
+        % {"field": field, "turn": turn_id},
+        status=404,
+    )
+
+
+def ask_get(*, conversation: Conversation, message_id: Any) -> Message:
+    try:
+        message = conversation.messages.get(pk=message_id)
+    except (Message.DoesNotExist, ValueError, TypeError):
+        message = None
+    if message is None or not is_ask(message):
+        raise ChatError("ask_not_found", _("That question doesn't exist."), status=404)
+    return message
+
+
+def answer_for_ask(*, ask_message: Message) -> StructuredAnswer | None:
+    return StructuredAnswer.objects.filter(ask_message=ask_message).first()
+
+
+def _same_turn(message: Message, turn_id: str) -> bool:
+    """Messages that don't supersede an ask of `turn_id`: its sibling asks, answers to
+    them, and assistant messages with nothing visible."""
+    meta = message.metadata or {}
+    if message.role == Role.ASSISTANT:
+        if "ask_user_options" in meta and meta.get("turn_id") == turn_id:
+            return True
+        return not message.content and not message.tool_calls
+    if message.role == Role.USER:
+        return (meta.get("structured_answer") or {}).get("turn_id") == turn_id
+    return True
+
+
+def latest_turn_asks(messages: Iterable[Message]) -> set[int]:
+    """Ids of the asks that may still be answered: those of the latest turn, provided
+    nothing but their own siblings and answers follows them (the cards' latest rule)."""
+    ordered = [m for m in messages if not m.hidden and m.role != Role.TOOL]
+    result: set[int] = set()
+    turn_id = None
+    for message in reversed(ordered):
+        if turn_id is None:
+            answer = (message.metadata or {}).get("structured_answer")
+            if is_ask(message):
+                turn_id = message.metadata.get("turn_id") or ""
+            elif message.role == Role.USER and answer:
+                turn_id = answer.get("turn_id") or ""
+                continue
+            elif _same_turn(message, "\0"):
+                continue
+            else:
+                break
+        if not _same_turn(message, turn_id):
+            break
+        if is_ask(message):
+            result.add(message.pk)
+    return result
+
+
+def ask_is_answerable(*, conversation: Conversation, ask_message: Message) -> bool:
+    later = conversation.messages.filter(seq__gte=ask_message.seq).order_by("seq")
+    return ask_message.pk in latest_turn_asks(later)
+
+
+def ask_pending(*, conversation: Conversation) -> list[Message]:
+    """Asks of the latest turn that are still unanswered, in order."""
+    return ask_pending_before(conversation=conversation, seq=None)
+
+
+def ask_pending_before(*, conversation: Conversation, seq: int | None) -> list[Message]:
+    """Unanswered asks that were open just before message `seq` (None: now)."""
+    messages = (
+        conversation.messages.all() if seq is None else conversation.messages.filter(seq__lt=seq)
+    )
+    tail = list(messages.order_by("-seq")[:20])[::-1]
+    ids = latest_turn_asks(tail)
+    answered = set(
+        StructuredAnswer.objects.filter(ask_message_id__in=ids).values_list(
+            "ask_message_id", flat=True
+        )
+    )
+    return [m for m in tail if m.pk in ids and m.pk not in answered]
+
+
+def ask_for_field(*, conversation: Conversation, field: str) -> dict[str, Any] | None:
+    """The payload that describes `field`: its latest ask, else the intake definition's."""
+    asks = conversation.messages.filter(role=Role.ASSISTANT).order_by("-seq")
+    for message in asks.only("metadata", "role")[:200]:
+        ask = (message.metadata or {}).get("ask_user_options")
+        if ask and ask.get("field") == field:
+            return ask  # type: ignore[no-any-return]
+
+    return slot_ask_for_conversation(conversation, field)
+
+
+def answers_by_ask(*, conversation: Conversation) -> dict[int, StructuredAnswer]:
+    rows = StructuredAnswer.objects.filter(conversation=conversation, ask_message__isnull=False)
+    return {row.ask_message_id: row for row in rows if row.ask_message_id is not None}
+
+
+def ask_any(*, conversation: Conversation) -> bool:
+    return conversation.messages.filter(
+        role=Role.ASSISTANT, metadata__has_key="ask_user_options"
+    ).exists()

@@ -1,0 +1,463 @@
+"""Writes for structured collection: create an ask, take an answer, edit a slot."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError
+from chat.core.models import Conversation, Message, Role, Run
+from chat.core.services import answer_post, event_emit, message_create
+from questionnaires.asks import selectors
+from questionnaires.asks.extract import (
+    CONFIDENCE_CLICK,
+    CONFIDENCE_EXACT,
+    CONFIDENCE_VERBATIM,
+    extract,
+)
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.payloads import AskInvalid, ask_validate, option_for_value, scale_value
+from questionnaires.asks.references import ReferenceInvalid, reference_validate
+from questionnaires.asks.state import StatePatch, pointer
+from questionnaires.guards import input_refuse_if_pending
+
+logger = logging.getLogger(__name__)
+Source = StructuredAnswer.Source
+SOURCES = tuple(Source.values)
+MAX_TEXT = 2000
+
+
+def new_turn_id() -> str:
+    return "turn_" + uuid.uuid4().hex
+
+
+def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: Any) -> None:
+    if patch.ops:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="consultation_state_patch",
+            data={"patch": patch.ops, **extra},
+        )
+
+
+def ask_create(
+    *,
+    conversation: Conversation,
+    payload: Any,
+    run: Run | None = None,
+    turn_id: str | None = None,
+    reference: Any = None,
+) -> Message | None:
+    """Persist an ask as an assistant message and emit `ask_user_options`.
+
+    An invalid payload never becomes a widget: it emits an `error` event listing every
+    problem and returns None. `reference` (optional, see `references.py`) is the knowledge
+    source behind the question: kept in the message metadata as `knowledge_reference` and
+    emitted as a `knowledge_reference` event; a malformed one emits an `error` event and
+    the question is asked without it.
+    """
+    try:
+        ask = ask_validate(payload)
+    except AskInvalid as invalid:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="error",
+            data={
+                "code": "ask_invalid",
+                "message": _("The assistant sent a question that can't be shown."),
+                "errors": [e.as_dict() for e in invalid.errors],
+                "run_id": run.pk if run else None,
+            },
+        )
+        return None
+    knowledge = _reference_checked(conversation, ask, reference, run)
+    turn_id = turn_id or new_turn_id()
+    metadata: dict[str, Any] = {"ask_user_options": ask, "turn_id": turn_id}
+    if knowledge is not None:
+        metadata["knowledge_reference"] = knowledge
+    with transaction.atomic():
+        message = message_create(
+            conversation=conversation,
+            role=Role.ASSISTANT,
+            content=ask["question"],
+            metadata=metadata,
+            run=run,
+        )
+        event_emit(
+            conversation_id=conversation.pk,
+            name="ask_user_options",
+            data={
+                "type": "ask_user_options",
+                "payload": ask,
+                "message_id": message.pk,
+                "turn_id": turn_id,
+            },
+        )
+        if knowledge is not None:
+            event_emit(
+                conversation_id=conversation.pk,
+                name="knowledge_reference",
+                data={
+                    "turn_id": turn_id,
+                    "message_id": message.pk,
+                    "field": ask["field"],
+                    **knowledge,
+                },
+            )
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        if ask["field"] not in patch.state["consultation_state"]:
+            patch.list_add("missing_slots", ask["field"])
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
+    return message
+
+
+def _reference_checked(
+    conversation: Conversation, ask: dict[str, Any], reference: Any, run: Run | None
+) -> dict[str, str] | None:
+    """The normalized reference; a malformed one becomes an `error` event and None."""
+    if reference is None:
+        return None
+    try:
+        return reference_validate(reference)
+    except ReferenceInvalid as invalid:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="error",
+            data={
+                "code": "knowledge_reference_invalid",
+                "message": _(
+                    "The source behind a question can't be shown; the question is asked without it."
+                ),
+                "errors": [e.as_dict() for e in invalid.errors],
+                "field": ask["field"],
+                "run_id": run.pk if run else None,
+            },
+        )
+        return None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    value: Any
+    display_text: str
+    confidence: float
+    raw_text: str = ""
+    extracted: bool = False
+
+
+def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
+    return ChatError(
+        "answer_value_invalid",
+        _("“%(value)s” is not one of the offered answers for “%(question)s”.")
+        % {"value": value, "question": ask["question"]},
+        details={"field": ask["field"]},
+    )
+
+
+def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
+    if ask["type"] == "scale":
+        number = scale_value(ask, value)
+        return None if number is None else Resolved(number, str(number), CONFIDENCE_CLICK)
+    option = option_for_value(ask, value)
+    if option is None:
+        return None
+    return Resolved(option["value"], option["label"], CONFIDENCE_CLICK)
+
+
+def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
+    text = text.strip()
+    if not text:
+        raise ChatError("answer_text_required", _("Type an answer first."))
+    if len(text) > MAX_TEXT:
+        raise ChatError(
+            "answer_text_too_long",
+            _("Answers are limited to %(n)s characters.") % {"n": MAX_TEXT},
+            status=413,
+        )
+    if ask["type"] == "free_text_only":
+        return Resolved(text, text, CONFIDENCE_EXACT, raw_text=text)
+    found = extract(ask, text)
+    if found is not None:
+        return Resolved(found.value, found.display_text, found.confidence, text, extracted=True)
+    if ask["allow_free_text"]:
+        return Resolved(text, text, CONFIDENCE_VERBATIM, raw_text=text)
+    return None
+
+
+def answer_resolve(ask: dict[str, Any], *, source: str, value: Any, text: str) -> Resolved | None:
+    """Value, readable text and confidence of an answer; ChatError when it is refused."""
+    if source == Source.SKIPPED:
+        return None
+    if source == Source.OPTION_CLICK and ask["type"] != "free_text_only":
+        resolved = _resolve_click(ask, value)
+        if resolved is not None:
+            return resolved
+        if not ask["allow_free_text"]:
+            raise _refuse(ask, value)
+        text = text or ("" if value is None else str(value))
+    resolved = _resolve_text(ask, text or ("" if value is None else str(value)))
+    if resolved is None:
+        raise _refuse(ask, text)
+    return resolved
+
+
+def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:
+    if answer.get("type", "structured_answer") != "structured_answer":
+        raise ChatError("answer_type_invalid", _("“type” must be “structured_answer”."))
+    source = answer.get("source", Source.OPTION_CLICK)
+    if source not in SOURCES:
+        raise ChatError(
+            "answer_source_invalid",
+            _("“source” must be one of: %(sources)s.") % {"sources": ", ".join(SOURCES)},
+        )
+    field, turn_id = answer.get("field"), answer.get("turn_id", "")
+    text = answer.get("raw_text", answer.get("text", ""))
+    if not isinstance(field, str) or not field or not isinstance(turn_id, str):
+        raise ChatError("answer_field_required", _("“field” and “turn_id” must be strings."))
+    if not isinstance(text, str):
+        raise ChatError("answer_text_invalid", _("“raw_text” must be a string."))
+    return source, field, answer.get("value"), text, turn_id
+
+
+def structured_answer_submit(
+    *, conversation: Conversation, answer: dict[str, Any], ask_message: Message | None = None
+) -> tuple[StructuredAnswer, bool]:
+    """Record an answer to an ask (spec 004 §4–5) and start the next run.
+
+    Returns `(answer, created)`; a second submit of the same ask returns the first answer
+    with `created=False` and changes nothing.
+    """
+    source, field, value, text, turn_id = _answer_fields(answer)
+    if source == Source.EDIT:
+        return slot_edit(conversation=conversation, field=field, value=value, text=text), True
+    input_refuse_if_pending(conversation=conversation)
+    if ask_message is None:
+        ask_message = selectors.ask_find(conversation=conversation, turn_id=turn_id, field=field)
+    ask = ask_message.metadata["ask_user_options"]
+    if ask["field"] != field:
+        raise ChatError("answer_field_mismatch", _("This answer is for a different question."))
+    existing = selectors.answer_for_ask(ask_message=ask_message)
+    if existing is not None:
+        return existing, False
+    if not selectors.ask_is_answerable(conversation=conversation, ask_message=ask_message):
+        raise ChatError(
+            "ask_not_latest",
+            _("This question has been superseded; answer the latest one."),
+            status=409,
+        )
+    resolved = answer_resolve(ask, source=source, value=value, text=text)
+    if resolved is not None and source == Source.OPTION_CLICK and resolved.raw_text:
+        source = Source.FREE_TEXT
+    try:
+        row, message = _answer_write(conversation, ask_message, ask, source, resolved, text)
+    except IntegrityError:  # another tab won the race
+        existing = selectors.answer_for_ask(ask_message=ask_message)
+        if existing is None:
+            raise
+        return existing, False
+    return row, True
+
+
+def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> str:
+    if resolved is None:
+        return _("Skipped: %(question)s") % {"question": ask["question"]}
+    if source == Source.FREE_TEXT:
+        return resolved.raw_text
+    return resolved.display_text
+
+
+def _answer_write(
+    conversation: Conversation,
+    ask_message: Message,
+    ask: dict[str, Any],
+    source: str,
+    resolved: Resolved | None,
+    text: str,
+) -> tuple[StructuredAnswer, Message]:
+    turn_id = ask_message.metadata.get("turn_id", "")
+    envelope = {
+        "type": "structured_answer",
+        "field": ask["field"],
+        "value": resolved.value if resolved else None,
+        "display_text": resolved.display_text if resolved else "",
+        "source": source,
+        "turn_id": turn_id,
+    }
+    if resolved is not None and resolved.raw_text:
+        envelope["raw_text"] = resolved.raw_text
+        envelope["confidence"] = resolved.confidence
+    with transaction.atomic():
+        row = StructuredAnswer.objects.create(
+            conversation=conversation,
+            ask_message=ask_message,
+            turn_id=turn_id,
+            field=ask["field"],
+            value=envelope["value"],
+            display_text=envelope["display_text"],
+            raw_text=resolved.raw_text if resolved else text.strip(),
+            source=source,
+            confidence=resolved.confidence if resolved else 0.0,
+        )
+        # The state first: an inline runner (tests, the intake's first turn) executes the
+        # next turn inside answer_post and must see the answer in the state.
+        _state_write(conversation, row, resolved)
+        message = answer_post(
+            conversation=conversation,
+            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+            display_content=_readable(ask, source, resolved),
+            metadata={"structured_answer": envelope},
+            lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
+        )
+        StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        row.user_message = message
+    return row, message
+
+
+def _state_write(
+    conversation: Conversation, row: StructuredAnswer, resolved: Resolved | None
+) -> None:
+    locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    patch = StatePatch(locked.state)
+    if resolved is None:
+        patch.list_add("skipped_slots", row.field)
+    else:
+        patch.fill(
+            row.field,
+            resolved.value,
+            display=resolved.display_text,
+            confidence=resolved.confidence,
+            raw_text=resolved.raw_text,
+        )
+    locked.save(update_fields=["state"])
+    conversation.state = locked.state
+    state_patch_emit(conversation=conversation, patch=patch, field=row.field, source=row.source)
+    if resolved is not None and resolved.extracted:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="extracted_info",
+            data={
+                "field": row.field,
+                "value": resolved.value,
+                "display_text": resolved.display_text,
+                "raw_text": resolved.raw_text,
+                "confidence": resolved.confidence,
+                "source": row.source,
+            },
+        )
+
+
+def slot_edit(
+    *, conversation: Conversation, field: str, value: Any, text: str = ""
+) -> StructuredAnswer:
+    """The user corrects a slot from the state panel: a new answer with source user_edit."""
+    ask = selectors.ask_for_field(conversation=conversation, field=field)
+    if ask is None:
+        raise ChatError(
+            "slot_unknown",
+            _("There is no field “%(field)s” to edit.") % {"field": field},
+            status=404,
+        )
+    source = Source.FREE_TEXT if text.strip() and value in (None, "") else Source.OPTION_CLICK
+    resolved = answer_resolve(ask, source=source, value=value, text=text)
+    if resolved is None:  # unreachable: only a skip resolves to nothing
+        raise ChatError("answer_value_invalid", _("Choose or type a value."))
+    with transaction.atomic():
+        row = StructuredAnswer.objects.create(
+            conversation=conversation,
+            ask_message=None,
+            turn_id=new_turn_id(),
+            field=field,
+            value=resolved.value,
+            display_text=resolved.display_text,
+            raw_text=resolved.raw_text,
+            source=Source.EDIT,
+            confidence=resolved.confidence,
+        )
+        _state_write(conversation, row, resolved)
+    return row
+
+
+def free_text_record(
+    *, conversation: Conversation, ask_message: Message, text: str
+) -> StructuredAnswer | None:
+    """An agent read a pending ask's value out of a typed chat message.
+
+    Stored like a free-text answer (the ask is then answered) but without a new user
+    message or run: the typed message is already in the chat and already triggered this
+    run. Returns None when nothing could be read.
+    """
+    ask = ask_message.metadata["ask_user_options"]
+    found = extract(ask, text)
+    if found is None or selectors.answer_for_ask(ask_message=ask_message) is not None:
+        return None
+    resolved = Resolved(found.value, found.display_text, found.confidence, text.strip(), True)
+    try:
+        with transaction.atomic():
+            row = StructuredAnswer.objects.create(
+                conversation=conversation,
+                ask_message=ask_message,
+                turn_id=ask_message.metadata.get("turn_id", ""),
+                field=ask["field"],
+                value=resolved.value,
+                display_text=resolved.display_text,
+                raw_text=resolved.raw_text,
+                source=Source.FREE_TEXT,
+                confidence=resolved.confidence,
+            )
+            _state_write(conversation, row, resolved)
+    except IntegrityError:
+        return None
+    return row
+
+
+def slots_clear(*, conversation: Conversation, fields: list[str]) -> None:
+    """Put fields back to collect (an intake summary the user wants to correct)."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        for field in fields:
+            patch.clear(field)
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch)
+
+
+def missing_slots_set(*, conversation: Conversation, fields: list[str]) -> None:
+    """Declare which fields are still to be collected (in asking order)."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        for field in list(patch.state["missing_slots"]):
+            if field not in fields:
+                patch.list_remove("missing_slots", field)
+        for field in fields:
+            if field not in patch.state["consultation_state"]:
+                patch.list_add("missing_slots", field)
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch)
+
+
+def state_section_merge(*, conversation: Conversation, key: str, values: dict[str, Any]) -> None:
+    """Merge `values` into `Conversation.state[key]` (an agent's own bookkeeping)."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        section = patch.state.setdefault(key, {})
+        for name, value in values.items():
+            if section.get(name) != value:
+                op = "replace" if name in section else "add"
+                section[name] = value
+                patch.ops.append({"op": op, "path": pointer(key, name), "value": value})
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch)

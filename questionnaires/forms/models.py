@@ -1,0 +1,55 @@
+"""Deferred interactive forms (spec 003)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from chat.core.models import Conversation, Message, Run
+
+
+class FormStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    ANSWERED = "answered", _("Answered")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class InteractiveForm(models.Model):
+    """A deferred `interactive_form_question` (spec 003) waiting for the user."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="interactive_forms"
+    )
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The assistant message carrying the tool call; tool_use_id is the tool call's id.
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    tool_use_id = models.CharField(max_length=200)
+    ask_id = models.CharField(max_length=64, unique=True)
+    render_payload = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=FormStatus.choices, default=FormStatus.PENDING)
+    answer = models.JSONField(null=True, blank=True)
+    answer_message = models.OneToOneField(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # At most one pending form per conversation, one successful form per run.
+            models.UniqueConstraint(
+                fields=["conversation"],
+                condition=Q(status="pending"),
+                name="one_pending_form_per_conversation",
+            ),
+            models.UniqueConstraint(
+                fields=["run"], condition=Q(run__isnull=False), name="one_form_per_run"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ask_id} ({self.status})"

@@ -1,0 +1,185 @@
+"""View models of deferred interactive forms (spec 003), computed before rendering.
+
+A form renders ONLY from the `render_payload` the server wrote onto the tool block
+(`message.metadata["render_payloads"][tool call id]`), never from the raw tool input,
+and only when that payload is valid: type `interactive_form_question`, a non-empty
+`questions` list that normalizes cleanly. State (pending / answered / cancelled) comes
+from the form rows, read in one query for any number of messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.urls import reverse
+
+from chat.core.models import Conversation, Message, Role
+from questionnaires.forms.services import TOOL_NAME, forms_for_tool_calls
+from questionnaires.protocol import normalize_interactive_form
+
+
+@dataclass(frozen=True)
+class FormOption:
+    label: str
+    value: str
+    checked: bool
+    dom_id: str
+
+
+@dataclass(frozen=True)
+class FormQuestionView:
+    id: str
+    question: str
+    input_type: str
+    multi_select: bool
+    multiline: bool
+    required: bool
+    placeholder: str
+    name: str
+    dom_id: str
+    options: tuple[FormOption, ...] = ()
+    value: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class FormCard:
+    """One form; `status` is pending, answered or cancelled (`answerable` when pending)."""
+
+    ask_id: str
+    tool_use_id: str
+    status: str
+    questions: tuple[FormQuestionView, ...]
+    conversation_id: int
+    message_id: int
+    answer_message: str = ""
+    error: str = ""
+
+    @property
+    def answerable(self) -> bool:
+        return self.status == "pending"
+
+    @property
+    def submit_url(self) -> str:
+        return reverse("chat:interactive_form_answer", args=[self.conversation_id])
+
+    @property
+    def dom_id(self) -> str:
+        return f"form-{self.ask_id}"
+
+
+@dataclass(frozen=True)
+class FormDraft:
+    """A refused submit: the user's values and the per-field errors, shown in place."""
+
+    answers: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, str] = field(default_factory=dict)
+    error: str = ""
+    message: str = ""
+
+
+def valid_payload(payload: Any) -> list[dict[str, Any]] | None:
+    """The questions of a trustworthy render payload, or None (then nothing renders)."""
+    if not isinstance(payload, dict) or payload.get("type") != TOOL_NAME:
+        return None
+    questions = payload.get("questions")
+    if not isinstance(questions, list) or not questions:
+        return None
+    normalized = normalize_interactive_form({"questions": questions})
+    return normalized.questions if normalized.ok else None
+
+
+def form_calls(message: Message) -> list[str]:
+    """Ids of the message's `interactive_form_question` tool calls."""
+    ids = []
+    for call in message.tool_calls or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and function.get("name") == TOOL_NAME and call.get("id"):
+            ids.append(str(call["id"]))
+    return ids
+
+
+def form_cards_for(
+    *, conversation: Conversation, messages: Sequence[Message], draft: FormDraft | None = None
+) -> dict[int, list[FormCard]]:
+    """Form cards by message id. `draft` applies to the pending form."""
+    wanted = {m.pk: form_calls(m) for m in messages if m.role == Role.ASSISTANT}
+    ids = [i for calls in wanted.values() for i in calls]
+    forms = forms_for_tool_calls(conversation_id=conversation.pk, tool_use_ids=ids)
+    cards: dict[int, list[FormCard]] = {}
+    for message in messages:
+        payloads = (message.metadata or {}).get("render_payloads") or {}
+        for call_id in wanted.get(message.pk, []):
+            form = forms.get(call_id)
+            questions = valid_payload(payloads.get(call_id))
+            if form is None or questions is None:
+                continue
+            card = _card(conversation, message, form, questions, draft)
+            cards.setdefault(message.pk, []).append(card)
+    return cards
+
+
+def _card(conversation, message, form, questions, draft: FormDraft | None) -> FormCard:
+    pending = form.status == "pending"
+    if pending:
+        values = draft.answers if draft else {q["id"]: q["default"] for q in questions}
+    else:
+        values = (form.answer or {}).get("answers", {})
+    errors = draft.fields if draft and pending else {}
+    views = tuple(
+        _question(form.ask_id, n, q, values.get(q["id"]), errors.get(q["id"], ""))
+        for n, q in enumerate(questions, start=1)
+    )
+    card = FormCard(
+        ask_id=form.ask_id,
+        tool_use_id=form.tool_use_id,
+        status=form.status,
+        questions=views,
+        conversation_id=conversation.pk,
+        message_id=message.pk,
+        answer_message=(form.answer or {}).get("message", ""),
+    )
+    return replace(card, error=draft.error) if draft and pending else card
+
+
+def _question(ask_id: str, n: int, q: dict[str, Any], value: Any, error: str) -> FormQuestionView:
+    dom_id = f"{ask_id}-q{n}"
+    chosen = set(value) if isinstance(value, list) else {value} if isinstance(value, str) else set()
+    options = tuple(
+        FormOption(o["label"], o["value"], o["value"] in chosen, f"{dom_id}-o{k}")
+        for k, o in enumerate(q["options"], start=1)
+    )
+    return FormQuestionView(
+        id=q["id"],
+        question=q["question"],
+        input_type=q["input_type"],
+        multi_select=q["multi_select"],
+        multiline=q["multiline"],
+        required=q["required"],
+        placeholder=q["placeholder"],
+        name=f"answer-{q['id']}",
+        dom_id=dom_id,
+        options=options,
+        value=value if isinstance(value, str) and q["input_type"] == "text" else "",
+        error=error,
+    )
+
+
+def with_forms(
+    *, conversation: Conversation, messages: Sequence[Message], items: list[Any]
+) -> list[Any]:
+    """Attach form cards to message items (`item.forms`). A pending form adds "f" to the
+    item's `card_state`, so open tabs get the answered/cancelled card out of band."""
+    cards = form_cards_for(conversation=conversation, messages=messages)
+    if not cards:
+        return items
+    result = []
+    for item in items:
+        found = tuple(cards.get(item.message.pk, ()))
+        if found:
+            state = item.card_state + ("f" if any(c.answerable for c in found) else "")
+            item = replace(item, forms=found, card_state=state)
+        result.append(item)
+    return result

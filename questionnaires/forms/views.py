@@ -1,0 +1,90 @@
+"""Answering a deferred interactive form from the page (htmx or a plain form POST).
+
+Thin: build the answer payload from the POST, call `answers.interactive_form_answer` (the one
+entry point, which also serves the JSON API), render the card or the composer.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from chat.core.errors import ChatError
+from chat.core.forms import MessageForm
+from chat.core.http import conversation_for_page
+from chat.core.models import Conversation
+from questionnaires.forms.answers import form_answer_payload_from_post
+from questionnaires.forms.answers import interactive_form_answer as interactive_form_answer_post
+from questionnaires.forms.presenter import FormCard, FormDraft, form_cards_for
+from questionnaires.forms.services import form_for_tool_call, form_pending
+
+CARD_TEMPLATE = "questionnaires/cards/interactive_form.html"
+
+
+@login_required
+@require_POST
+def interactive_form_answer(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Submit (`status=answered`) or cancel (`status=cancelled`) the pending form."""
+    conversation = conversation_for_page(request, conversation_id)
+    status = "cancelled" if request.POST.get("status") == "cancelled" else "answered"
+    payload = form_answer_payload_from_post(
+        request.POST, status=status, message=request.POST.get("message", "")
+    )
+    draft, code = None, 200
+    try:
+        interactive_form_answer_post(conversation=conversation, payload=payload)
+    except ChatError as error:
+        draft = FormDraft(payload["answers"], error.details.get("fields", {}), error.message)
+        code = error.status
+    else:
+        if not request.htmx:
+            return redirect("chat:conversation", conversation_id=conversation.pk)
+    card = _card(conversation, payload["tool_use_id"], draft)
+    if card is None:
+        raise Http404()
+    template = CARD_TEMPLATE if request.htmx else "questionnaires/interactive_form_page.html"
+    return render(request, template, {"card": card, "conversation": conversation}, status=code)
+
+
+@login_required
+@require_POST
+def interactive_form_cancel_and_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """The composer's "Cancel the form and send this text": the typed text goes with the
+    cancellation, so the model reads it as the form's tool result and nothing is lost."""
+    conversation = conversation_for_page(request, conversation_id)
+    form = MessageForm(request.POST)
+    pending = form_pending(conversation_id=conversation.pk)
+    code = 200
+    if form.is_valid():
+        payload = {
+            "type": "interactive_form_question",
+            "tool_use_id": pending.tool_use_id if pending else "",
+            "status": "cancelled",
+            "message": form.cleaned_data["content"],
+        }
+        try:
+            interactive_form_answer_post(conversation=conversation, payload=payload)
+        except ChatError as error:
+            form.add_error("content", error.message)
+            code = error.status
+        else:
+            if not request.htmx:
+                return redirect("chat:conversation", conversation_id=conversation.pk)
+            form = MessageForm()
+    else:
+        code = 400
+    if not request.htmx:
+        return redirect("chat:conversation", conversation_id=conversation.pk)
+    card = _card(conversation, pending.tool_use_id, None) if pending else None
+    context = {"conversation": conversation, "form": form, "oob_card": card}
+    return render(request, "questionnaires/interactive_form_composer.html", context, status=code)
+
+
+def _card(conversation: Conversation, tool_use_id: str, draft: FormDraft | None) -> FormCard | None:
+    form = form_for_tool_call(conversation_id=conversation.pk, tool_use_id=tool_use_id)
+    if form is None or form.message is None:
+        return None
+    cards = form_cards_for(conversation=conversation, messages=[form.message], draft=draft)
+    return next((c for c in cards.get(form.message_id, []) if c.tool_use_id == tool_use_id), None)

@@ -1,0 +1,42 @@
+"""Answered inline questionnaire cards (spec 000)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from chat.core.models import Conversation, Message
+
+
+class Submission(models.Model):
+    """One answered questionnaire card. The unique constraint makes double submits no-ops."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="submissions"
+    )
+    # The assistant message that carries the questionnaire (inline block or tool call).
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    questionnaire_id = models.CharField(max_length=200)
+    user_message = models.OneToOneField(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Raw form answers {question_id: value | [values]} and {question_id: other text}.
+    answers = models.JSONField(default=dict)
+    other_text = models.JSONField(default=dict, blank=True)
+    # The response payload that was posted as the next user message.
+    payload = models.JSONField(default=dict)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "questionnaire_id"], name="submission_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.questionnaire_id

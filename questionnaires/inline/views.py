@@ -1,0 +1,138 @@
+"""Answering an inline questionnaire card: the submit view.
+
+The rules live in ``questionnaires.inline.services.questionnaire_answer``; this module
+adapts HTTP (htmx, plain form POST, JSON) to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from chat.core import selectors
+from chat.core.errors import ChatError, NotFound, SubmitRefused
+from chat.core.forms import MessageForm
+from chat.core.http import json_body
+from chat.core.models import Conversation, Message
+from questionnaires.conversation import conversation_context, message_items_for
+from questionnaires.inline.presenter import Draft, answers_from_form
+from questionnaires.inline.services import questionnaire_answer, questionnaire_find
+
+
+@login_required
+@require_POST
+def questionnaire_submit_view(
+    request: HttpRequest, conversation_id: int, message_id: int
+) -> HttpResponse:
+    """POST a card's answers (htmx, plain form, or JSON ``{questionnaire_id, answers,
+    other_text}``).  Another user's conversation or an unknown card is a 404."""
+    conversation, message = _card_message(request, conversation_id, message_id)
+    lang = translation.get_language() or "en"
+    draft = Draft(
+        questionnaire_id=request.POST.get("questionnaire_id", ""), answers={}, other_text={}
+    )
+    try:
+        questionnaire_id, answers, other_text = _submitted(request, conversation, message, lang)
+        draft = Draft(questionnaire_id=questionnaire_id, answers=answers, other_text=other_text)
+        result = questionnaire_answer(
+            conversation=conversation,
+            message_id=message.pk,
+            questionnaire_id=questionnaire_id,
+            answers=answers,
+            other_text=other_text,
+            user=request.user,
+            lang=lang,
+        )
+    except ChatError as refused:
+        return _refused(request, conversation, message, draft, refused)
+    if _wants_json(request):
+        body = {"message_id": result.user_message.pk, "seq": result.user_message.seq}
+        return JsonResponse({**body, "questionnaire_id": questionnaire_id}, status=201)
+    if not request.htmx:
+        url = reverse("chat:conversation", args=[conversation.pk])
+        return redirect(f"{url}#msg-{result.user_message.pk}")
+    card_item, user_item = message_items_for(
+        conversation=conversation, messages=[message, result.user_message]
+    )
+    context = {"card_item": card_item, "user_item": user_item}
+    return render(request, "questionnaires/submit_done.html", context)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.content_type == "application/json"
+
+
+def _card_message(
+    request: HttpRequest, conversation_id: int, message_id: int
+) -> tuple[Conversation, Message]:
+    try:
+        conversation = selectors.conversation_get_for_user(
+            user=request.user, conversation_id=conversation_id
+        )
+        message = selectors.message_get(conversation=conversation, message_id=message_id)
+    except NotFound:
+        raise Http404() from None
+    return conversation, message
+
+
+def _submitted(
+    request: HttpRequest, conversation: Conversation, message: Message, lang: str
+) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """(questionnaire id, answers by question id, other text by question id)."""
+    if _wants_json(request):
+        body = json_body(request)
+        answers, other = body.get("answers", {}), body.get("other_text") or {}
+        if not isinstance(answers, dict) or not isinstance(other, dict):
+            raise SubmitRefused(
+                "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
+            )
+        return str(body.get("questionnaire_id", "")), answers, other
+    questionnaire_id = request.POST.get("questionnaire_id", "")
+    questionnaire = questionnaire_find(
+        conversation_id=conversation.pk,
+        message=message,
+        questionnaire_id=questionnaire_id,
+        lang=lang,
+    )
+    answers, other = answers_from_form(questionnaire, dict(request.POST.lists()))
+    return questionnaire_id, answers, other
+
+
+def _refused(
+    request: HttpRequest,
+    conversation: Conversation,
+    message: Message,
+    draft: Draft,
+    refused: ChatError,
+) -> HttpResponse:
+    """JSON for API-ish requests; otherwise the card again, with the reason and the
+    user's selections: just the message for htmx, the whole page without JavaScript."""
+    if _wants_json(request):
+        return JsonResponse(refused.as_dict(), status=refused.status)
+    if refused.status == 404:
+        raise Http404(refused.message)
+    status = refused.status
+    draft = replace(
+        draft,
+        code=refused.code,
+        message=refused.message,
+        errors=refused.errors,
+        still_interactive=refused.code == "answer_invalid",
+    )
+    if request.htmx:
+        (item,) = message_items_for(
+            conversation=conversation, messages=[message], draft=(message.pk, draft)
+        )
+        return render(request, "chat/conversation.html#message", {"item": item}, status=status)
+    context = conversation_context(
+        conversation=conversation, form=MessageForm(), draft=(message.pk, draft)
+    )
+    return render(request, "chat/conversation.html", context, status=status)
