@@ -13,11 +13,11 @@ from django.utils.safestring import SafeString
 from chat.core import selectors
 from chat.core.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
-from questionnaires.asks.presenters import state_panel_for, with_asks
-from questionnaires.forms.presenter import with_forms
+from questionnaires.asks.presenters import state_panel_for
 from questionnaires.inline import selectors as questionnaire_selectors
 from questionnaires.inline.presenter import Draft, MessageInput, MessageState, async_calls
 from questionnaires.inline.render import RenderedMessage, render_message, render_messages
+from questionnaires.registry import Card, cards_for
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,7 @@ class MessageItem:
     card_state: str = ""
     form_ids: tuple[str, ...] = ()
     oob: bool = False
-    ask: Any = None  # an ask_user_options widget (questionnaires.asks.presenters.AskView)
-    forms: tuple[
-        Any, ...
-    ] = ()  # deferred interactive forms (questionnaires.forms.presenter.FormCard)
+    cards: tuple[Card, ...] = ()  # attached cards of every registered kind
 
     @property
     def role(self) -> str:
@@ -129,9 +126,8 @@ def _items(
                     lang=lang,
                     draft=draft[1],
                 )
-    items = [_item(m, r) for m, r in zip(messages, rendered, strict=True)]
-    items = with_forms(conversation=conversation, messages=messages, items=items)
-    return with_asks(conversation=conversation, messages=messages, items=items)
+    cards = cards_for(conversation=conversation, messages=messages)
+    return [_item(m, r, cards.get(m.pk, ())) for m, r in zip(messages, rendered, strict=True)]
 
 
 def _input(message: Message, results: dict[str, str]) -> MessageInput:
@@ -147,8 +143,11 @@ def _input(message: Message, results: dict[str, str]) -> MessageInput:
     )
 
 
-def _item(message: Message, rendered: RenderedMessage) -> MessageItem:
-    return MessageItem(message, rendered.html, rendered.card_state, rendered.form_ids)
+def _item(message: Message, rendered: RenderedMessage, cards: tuple[Card, ...]) -> MessageItem:
+    # A live attached card adds its kind's letter to the state open tabs report back, so
+    # they get it again, locked, once it is answered.
+    state = rendered.card_state + "".join(c.state for c in cards)
+    return MessageItem(message, rendered.html, state, rendered.form_ids, cards=cards)
 
 
 def conversation_context(

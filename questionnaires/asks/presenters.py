@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from chat.core.models import Conversation, Message
@@ -165,14 +165,13 @@ def state_panel(*, conversation: Conversation) -> dict[str, Any]:
     }
 
 
-def with_asks(
-    *, conversation: Conversation, messages: Sequence[Message], items: list[Any]
-) -> list[Any]:
-    """Attach ask widgets to message items (`questionnaires.conversation.MessageItem.ask`)."""
-    views = ask_views(conversation=conversation, messages=messages)
-    if not views:
-        return items
-    return [replace(i, ask=views[i.message.pk]) if i.message.pk in views else i for i in items]
+def ask_cards_for(
+    *, conversation: Conversation, messages: Sequence[Message]
+) -> dict[int, list[AskView]]:
+    """The registry's presenter: each ask message's widget."""
+    return {
+        pk: [view] for pk, view in ask_views(conversation=conversation, messages=messages).items()
+    }
 
 
 def state_panel_for(*, conversation: Conversation) -> dict[str, Any] | None:

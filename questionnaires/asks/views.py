@@ -19,6 +19,7 @@ from questionnaires.asks import selectors, services
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenters import ask_view_single, state_panel
 from questionnaires.conversation import conversation_context
+from questionnaires.registry import card_of
 
 ACTIONS = {
     "option": StructuredAnswer.Source.OPTION_CLICK,
@@ -75,7 +76,8 @@ def ask_answer(request: HttpRequest, conversation_id: int, message_id: int) -> H
         context = conversation_context(conversation=conversation, form=MessageForm())
         view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
         context["items"] = [
-            replace(i, ask=view) if i.message.pk == message.pk else i for i in context["items"]
+            replace(i, cards=(card_of("ask", view),)) if i.message.pk == message.pk else i
+            for i in context["items"]
         ]
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)

@@ -104,7 +104,8 @@ def form_calls(message: Message) -> list[str]:
 def form_cards_for(
     *, conversation: Conversation, messages: Sequence[Message], draft: FormDraft | None = None
 ) -> dict[int, list[FormCard]]:
-    """Form cards by message id. `draft` applies to the pending form."""
+    """Form cards by message id (the registry's presenter). `draft` applies to the pending
+    form."""
     wanted = {m.pk: form_calls(m) for m in messages if m.role == Role.ASSISTANT}
     ids = [i for calls in wanted.values() for i in calls]
     forms = forms_for_tool_calls(conversation_id=conversation.pk, tool_use_ids=ids)
@@ -165,21 +166,3 @@ def _question(ask_id: str, n: int, q: dict[str, Any], value: Any, error: str) ->
         value=value if isinstance(value, str) and q["input_type"] == "text" else "",
         error=error,
     )
-
-
-def with_forms(
-    *, conversation: Conversation, messages: Sequence[Message], items: list[Any]
-) -> list[Any]:
-    """Attach form cards to message items (`item.forms`). A pending form adds "f" to the
-    item's `card_state`, so open tabs get the answered/cancelled card out of band."""
-    cards = form_cards_for(conversation=conversation, messages=messages)
-    if not cards:
-        return items
-    result = []
-    for item in items:
-        found = tuple(cards.get(item.message.pk, ()))
-        if found:
-            state = item.card_state + ("f" if any(c.answerable for c in found) else "")
-            item = replace(item, forms=found, card_state=state)
-        result.append(item)
-    return result
