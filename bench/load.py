@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 ROUND_TIMEOUT = 30.0
 

@@ -18,7 +18,7 @@ from chat.usecases import message_post_user
 from questionnaires.asks import selectors as ask_selectors
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.services import structured_answer_submit
-from tests.structured.test_payloads import SPEC_PAYLOAD
+from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
 
 from .test_loop import call, drive, of
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from chat.core.models import Message, Role
 from questionnaires.models import InteractiveForm
-from tests.htmlcheck import assert_inert
+from tests.support.htmlcheck import assert_inert
 
 from .conftest import open_form
 

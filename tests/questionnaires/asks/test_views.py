@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.models import StructuredAnswer
-from tests.htmlcheck import assert_inert
-from tests.structured.test_payloads import _options
+from tests.questionnaires.asks.test_payloads import _options
+from tests.support.htmlcheck import assert_inert
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}

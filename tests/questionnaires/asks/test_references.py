@@ -10,8 +10,8 @@ import pytest
 from chat.core.models import Event, Message
 from questionnaires.asks.references import ReferenceInvalid, reference_or_none, reference_validate
 from questionnaires.asks.services import ask_create
-from tests.htmlcheck import assert_inert
-from tests.structured.test_payloads import SPEC_PAYLOAD
+from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.support.htmlcheck import assert_inert
 
 GOOD = {
     "title": "Why swelling matters",

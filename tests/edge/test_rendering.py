@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chat.rendering import markdown_to_html
-from tests.htmlcheck import assert_inert
+from tests.support.htmlcheck import assert_inert
 
 XSS = [
     "<script>alert(1)</script>",
