@@ -9,7 +9,6 @@ as a `tool` message with the JSON result) and emits `text_delta`, `tool_call` an
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -33,12 +32,12 @@ from chat.agent.llm.base import LLMClient, LLMError
 from chat.agent.llm.openai_client import OpenAIClient
 from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
-from chat.agent.tools import TOOLS, TOOLS_BY_NAME
+from chat.agent.steps import step_persist
+from chat.agent.tools import TOOLS
 from chat.core.identity import run_environment
 from chat.core.models import Role, Run
 from chat.core.services import event_emit, message_create
 from chat.runs.runner import RunFailed
-from questionnaires.tool_calls import assistant_message_create
 
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
@@ -120,31 +119,14 @@ class RunSink:
             return event.stop_reason
         return None
 
-    @transaction.atomic
     def persist_message(self, event: AssistantMessage) -> None:
-        # One transaction: open tabs fetch the assistant message together with its tool
-        # results, so a questionnaire_async card is complete when it first appears.
-        conversation = self.run.conversation
-        assistant = assistant_message_create(
-            conversation=conversation,
-            content=event.content,
-            tool_calls=[c.to_openai() for c in event.tool_calls],
-            metadata={"kind": event.kind},
+        step_persist(
             run=self.run,
+            content=event.content,
+            calls=event.tool_calls,
+            results=event.tool_results,
+            metadata={"kind": event.kind},
         )
-        for result in event.tool_results:
-            message_create(
-                conversation=conversation,
-                role=Role.TOOL,
-                content=json.dumps(result.result, ensure_ascii=False),
-                tool_call_id=result.call.id,
-                metadata={"name": result.call.name},
-                run=self.run,
-            )
-        for result in event.tool_results:  # e.g. ask_user_options creates its ask here
-            tool = TOOLS_BY_NAME.get(result.call.name)
-            if tool is not None and tool.persisted is not None:
-                tool.persisted(result.result, self.run, assistant)
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.core.errors import ChatError
+from chat.core.http import error_response
 from chat.skills import services as skills
 
 
@@ -35,7 +36,7 @@ def skill_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Calla
                 response: HttpResponse = view(request, *args, **kwargs)
                 return response
             except ChatError as error:
-                return skills.error_json(error)
+                return error_response(error)
 
         return wrapper
 

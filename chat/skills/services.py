@@ -17,12 +17,12 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import bearer_token, json_body, user_for_api_token
+from chat.core.http import bearer_token, error_response, json_body, user_for_api_token
 from chat.core.identity import is_skill_token, skill_token_verify
 from chat.core.models import Run
 from chat.skills.models import Skill
@@ -51,15 +51,15 @@ class SkillTokenScopeMiddleware:
 
     def __call__(self, request: HttpRequest) -> Any:
         if is_skill_token(_bearer(request)) and not _is_skill_endpoint(request.path_info):
-            return JsonResponse(
-                {
-                    "error": "skill_token_not_allowed",
-                    "message": _(
+            return error_response(
+                ChatError(
+                    "skill_token_not_allowed",
+                    _(
                         "A skill identity token only works for skill publishing "
                         "(/api/v1/kinds/skills); use a user API token here."
                     ),
-                },
-                status=401,
+                    status=401,
+                )
             )
         return self.get_response(request)
 
@@ -245,7 +245,3 @@ def skill_auth_user(request: HttpRequest) -> Any:
             status=401,
         )
     return user
-
-
-def error_json(error: ChatError) -> HttpResponse:
-    return JsonResponse(error.as_dict(), status=error.status)

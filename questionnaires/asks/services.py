@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -15,22 +14,16 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import answer_post, event_emit, message_create
 from questionnaires.asks import selectors
-from questionnaires.asks.extract import (
-    CONFIDENCE_CLICK,
-    CONFIDENCE_EXACT,
-    CONFIDENCE_VERBATIM,
-    extract,
-)
+from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.payloads import AskInvalid, ask_validate, option_for_value, scale_value
+from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
+from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch, pointer
 from questionnaires.guards import input_refuse_if_pending
 
 logger = logging.getLogger(__name__)
-Source = StructuredAnswer.Source
 SOURCES = tuple(Source.values)
-MAX_TEXT = 2000
 
 
 def new_turn_id() -> str:
@@ -143,71 +136,6 @@ def _reference_checked(
             },
         )
         return None
-
-
-@dataclass(frozen=True)
-class Resolved:
-    value: Any
-    display_text: str
-    confidence: float
-    raw_text: str = ""
-    extracted: bool = False
-
-
-def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
-    return ChatError(
-        "answer_value_invalid",
-        _("“%(value)s” is not one of the offered answers for “%(question)s”.")
-        % {"value": value, "question": ask["question"]},
-        details={"field": ask["field"]},
-    )
-
-
-def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
-    if ask["type"] == "scale":
-        number = scale_value(ask, value)
-        return None if number is None else Resolved(number, str(number), CONFIDENCE_CLICK)
-    option = option_for_value(ask, value)
-    if option is None:
-        return None
-    return Resolved(option["value"], option["label"], CONFIDENCE_CLICK)
-
-
-def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
-    text = text.strip()
-    if not text:
-        raise ChatError("answer_text_required", _("Type an answer first."))
-    if len(text) > MAX_TEXT:
-        raise ChatError(
-            "answer_text_too_long",
-            _("Answers are limited to %(n)s characters.") % {"n": MAX_TEXT},
-            status=413,
-        )
-    if ask["type"] == "free_text_only":
-        return Resolved(text, text, CONFIDENCE_EXACT, raw_text=text)
-    found = extract(ask, text)
-    if found is not None:
-        return Resolved(found.value, found.display_text, found.confidence, text, extracted=True)
-    if ask["allow_free_text"]:
-        return Resolved(text, text, CONFIDENCE_VERBATIM, raw_text=text)
-    return None
-
-
-def answer_resolve(ask: dict[str, Any], *, source: str, value: Any, text: str) -> Resolved | None:
-    """Value, readable text and confidence of an answer; ChatError when it is refused."""
-    if source == Source.SKIPPED:
-        return None
-    if source == Source.OPTION_CLICK and ask["type"] != "free_text_only":
-        resolved = _resolve_click(ask, value)
-        if resolved is not None:
-            return resolved
-        if not ask["allow_free_text"]:
-            raise _refuse(ask, value)
-        text = text or ("" if value is None else str(value))
-    resolved = _resolve_text(ask, text or ("" if value is None else str(value)))
-    if resolved is None:
-        raise _refuse(ask, text)
-    return resolved
 
 
 def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:

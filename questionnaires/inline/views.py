@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from chat.core import selectors
 from chat.core.errors import ChatError, NotFound, SubmitRefused
 from chat.core.forms import MessageForm
-from chat.core.http import json_body
+from chat.core.http import error_response, json_body
 from chat.core.models import Conversation, Message
 from questionnaires.conversation import conversation_context, message_items_for
 from questionnaires.inline.presenter import Draft, answers_from_form
@@ -116,7 +116,7 @@ def _refused(
     """JSON for API-ish requests; otherwise the card again, with the reason and the
     user's selections: just the message for htmx, the whole page without JavaScript."""
     if _wants_json(request):
-        return JsonResponse(refused.as_dict(), status=refused.status)
+        return error_response(refused)
     if refused.status == 404:
         raise Http404(refused.message)
     status = refused.status

@@ -220,36 +220,38 @@ def test_external_runtime_opens_a_run_and_raises_a_form(mcp_server):
 
 
 def test_ask_user_options_over_mcp(mcp_server):
+    """The MCP tools are the agent's registry: same schema, same result, same storage."""
     ids = _setup(mcp_server, "mcp-ask")
     good = {
-        "payload": {
-            "question": "How is the pain?",
-            "field": "pain_level",
-            "options": [
-                {"label": "None", "value": "none"},
-                {"label": "Mild", "value": "mild"},
-            ],
-            "allow_free_text": True,
-        },
-        "text": "One question first.",
+        "question": "How is the pain?",
+        "field": "pain_level",
+        "options": [{"label": "None", "value": "none"}, {"label": "Mild", "value": "mild"}],
+        "allow_free_text": True,
     }
-    bad = {"payload": {"question": "", "field": "x", "options": [{"label": "only"}]}}
+    bad = {"question": "", "field": "x", "options": [{"label": "only"}]}
     _init, tools, (ok, refused) = anyio.run(
         _session_calls,
         mcp_server.url + "/mcp/",
         ids["token"],
         [("ask_user_options", good), ("ask_user_options", bad)],
     )
-    assert "ask_user_options" in {t.name for t in tools.tools}
-    assert _payload(ok)["success"] is True and _payload(ok)["turn_id"]
+    listed = {t.name: t for t in tools.tools}
+    assert {"ask_user_options", "questionnaire_async", "interactive_form_question"} <= set(listed)
+    assert "field" in listed["ask_user_options"].input_schema["properties"]
+    assert _payload(ok)["success"] is True and _payload(ok)["field"] == "pain_level"
     body = _payload(refused)
-    assert body["success"] is False and body["error"] == "ask_invalid"
-    assert len(body["details"]["errors"]) >= 2  # every problem at once
+    assert body["success"] is False and body["error_code"] == "INVALID_ARGUMENT"
+    assert len(body["errors"]) >= 2  # every problem at once
     stored = mcp_server.json(
-        "from chat.models import Message; import json; print(json.dumps([[m.role, m.content,"
+        "from chat.models import Message; import json; print(json.dumps([[m.role,"
         " bool(m.metadata.get('ask_user_options'))] for m in Message.objects.filter("
         f"conversation_id={ids['conversation']}).order_by('seq')]))"
     )
-    assert stored[0] == ["assistant", "One question first.", False]
-    assert stored[1][0] == "assistant" and stored[1][2] is True
-    assert len(stored) == 2  # the refused ask wrote nothing
+    # each call: the tool block and its result; the good one also shows the ask
+    assert stored == [
+        ["assistant", False],
+        ["tool", False],
+        ["assistant", True],
+        ["assistant", False],
+        ["tool", False],
+    ]

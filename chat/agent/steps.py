@@ -1,0 +1,56 @@
+"""Storing one step of an agent's turn: the assistant message with its tool calls, each
+call's result, and what a tool does once its call is stored (`Tool.persisted`).
+
+The one path for every caller that executes tools: the built-in loop (`chat.runs.turn`)
+and external runtimes calling the same tools over MCP (`chat.edge.mcp`), so a tool call
+looks and behaves the same in the chat wherever it came from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from chat.agent.events import ToolCall, ToolResult
+from chat.agent.tools import TOOLS_BY_NAME
+from chat.core.models import Message, Role, Run
+from chat.core.services import message_create
+from questionnaires.tool_calls import assistant_message_create
+
+
+@transaction.atomic
+def step_persist(
+    *,
+    run: Run,
+    content: str,
+    calls: Sequence[ToolCall],
+    results: Sequence[ToolResult],
+    metadata: dict[str, Any] | None = None,
+) -> Message:
+    """One transaction: open tabs fetch the assistant message together with its tool
+    results, so a `questionnaire_async` card is complete when it first appears."""
+    conversation = run.conversation
+    assistant = assistant_message_create(
+        conversation=conversation,
+        content=content,
+        tool_calls=[c.to_openai() for c in calls],
+        metadata=metadata,
+        run=run,
+    )
+    for result in results:
+        message_create(
+            conversation=conversation,
+            role=Role.TOOL,
+            content=json.dumps(result.result, ensure_ascii=False),
+            tool_call_id=result.call.id,
+            metadata={"name": result.call.name},
+            run=run,
+        )
+    for result in results:  # e.g. ask_user_options creates its ask here
+        tool = TOOLS_BY_NAME.get(result.call.name)
+        if tool is not None and tool.persisted is not None:
+            tool.persisted(result.result, run, assistant)
+    return assistant
