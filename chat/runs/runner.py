@@ -1,8 +1,8 @@
 """Execute one run: bookkeeping around the agent kind's turn function.
 
-`AGENTS` maps a conversation's agent kind to a turn function `(run) -> stop_reason`.
-Each kind registers one line here; the function does the work (calls the LLM loop,
-the intake logic, …) and returns a `StopReason` value. This module owns the run's
+`AGENTS` maps a conversation's agent kind to its turn function `(run) -> stop_reason`
+(`chat.runs.turn`, the intake agent). Each kind registers one line here; the function
+does the work (calls the LLM loop, the intake logic, …) and returns a `StopReason` value. This module owns the run's
 status, timestamps and the `run_started` / `run_finished` / `error` events.
 """
 
@@ -10,51 +10,31 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from importlib import import_module
 
 from django.utils import timezone
 
-from chat.core.models import Role, Run, RunStatus, StopReason
-from chat.core.services import event_emit, message_create
+from chat.agent.intake import intake_turn
+from chat.core.models import Run, RunStatus, StopReason
+from chat.core.services import event_emit
 from chat.runs.heartbeat import heartbeat, run_claim
+from chat.runs.turn import RunFailed, echo_turn, openai_turn, scripted_turn
 
 logger = logging.getLogger(__name__)
 
 TurnFunction = Callable[[Run], str]
 
 
-class RunFailed(Exception):
-    """A turn function's expected failure: a stable `code` and a human `message`."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def echo_turn(run: Run) -> str:
-    """The placeholder agent: repeats the user's message."""
-    text = run.trigger_message.content if run.trigger_message else ""
-    message_create(
-        conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
-    )
-    return StopReason.COMPLETED
-
-
-# kind -> dotted path of its turn function (imported lazily, so kinds stay independent).
-AGENTS: dict[str, str] = {
-    "echo": "chat.runs.runner.echo_turn",
-    "scripted": "chat.runs.turn.scripted_turn",
-    "openai": "chat.runs.turn.openai_turn",
-    "intake": "chat.agent.intake.intake_turn",
+# kind -> its turn function
+AGENTS: dict[str, TurnFunction] = {
+    "echo": echo_turn,
+    "scripted": scripted_turn,
+    "openai": openai_turn,
+    "intake": intake_turn,
 }
 
 
 def turn_function(kind: str) -> TurnFunction:
-    path = AGENTS.get(kind, AGENTS["echo"])
-    module, _, name = path.rpartition(".")
-    func: TurnFunction = getattr(import_module(module), name)
-    return func
+    return AGENTS.get(kind, AGENTS["echo"])
 
 
 def run_execute(*, run_id: int) -> None:

@@ -35,14 +35,31 @@ from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.steps import step_persist
 from chat.agent.tools import TOOLS
 from chat.core.identity import run_environment
-from chat.core.models import Role, Run
+from chat.core.models import Role, Run, StopReason
 from chat.core.services import event_emit, message_create
-from chat.runs.runner import RunFailed
 
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
 DELTA_FLUSH_SECONDS = 0.05
 CANCEL_POLL_SECONDS = 0.2
+
+
+class RunFailed(Exception):
+    """A turn function's expected failure: a stable `code` and a human `message`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def echo_turn(run: Run) -> str:
+    """The placeholder agent: repeats the user's message."""
+    text = run.trigger_message.content if run.trigger_message else ""
+    message_create(
+        conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
+    )
+    return StopReason.COMPLETED
 
 
 class RunSink:
