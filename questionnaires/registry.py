@@ -10,6 +10,7 @@ message through this one list; a new way of asking is one subpackage plus one li
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from chat.core.models import Conversation, Message
 from questionnaires.asks.presenters import ask_cards_for
 from questionnaires.forms.presenter import form_cards_for
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,14 @@ def cards_for(
     """Every attached card of `messages`, by message id, in registry order."""
     found: dict[int, list[Card]] = {}
     for kind in KINDS:
-        for message_id, views in kind.present(conversation=conversation, messages=messages).items():
+        try:
+            presented = kind.present(conversation=conversation, messages=messages)
+        except Exception:  # one broken kind must not take the conversation down with it
+            logger.exception(
+                "conversation %s: %s cards failed to render", conversation.pk, kind.name
+            )
+            continue
+        for message_id, views in presented.items():
             found.setdefault(message_id, []).extend(Card(kind.name, v, kind.live(v)) for v in views)
     return {message_id: tuple(cards) for message_id, cards in found.items()}
 

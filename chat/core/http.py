@@ -8,7 +8,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.http import Http404, HttpRequest, JsonResponse
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
@@ -17,6 +19,7 @@ from chat.core.identity import is_skill_token
 from chat.core.models import ApiToken, Conversation, hash_token
 from chat.core.selectors import conversation_get_for_user
 from chat.core.services import api_token_touch
+from chat.core.text import text_problem
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +54,58 @@ def error_response(error: ChatError) -> JsonResponse:
 
 
 def json_body(request: HttpRequest) -> dict[str, Any]:
+    """The request's JSON object, or a ChatError: 413 `request_too_large`, 400
+    `invalid_json` (not UTF-8, not JSON, not an object), `json_too_deep` or `text_invalid`
+    (a NUL or lone surrogate anywhere; `details.path` names it)."""
     try:
-        body = json.loads(request.body or b"{}")
+        raw = request.body
+    except RequestDataTooBig:
+        raise too_large() from None
+    try:
+        body = json.loads(raw.decode("utf-8") or "{}")
+    except RecursionError:
+        raise _problem("json_too_deep", "$") from None
     except (ValueError, UnicodeDecodeError):
         raise ChatError("invalid_json", _("The request body is not valid JSON.")) from None
     if not isinstance(body, dict):
         raise ChatError("invalid_json", _("The request body must be a JSON object."))
+    problem = text_problem(body)
+    if problem is not None:
+        raise _problem(*problem)
     return body
+
+
+def too_large() -> ChatError:
+    return ChatError(
+        "request_too_large",
+        _("The request is larger than this server accepts."),
+        status=413,
+    )
+
+
+def _problem(code: str, path: str) -> ChatError:
+    messages = {
+        "json_too_deep": _("The JSON is nested too deeply."),
+        "text_invalid": _(
+            "The text contains characters that can’t be stored (NUL or a lone surrogate)."
+        ),
+    }
+    return ChatError(code, messages[code], details={"path": path})
+
+
+def request_problem(request: HttpRequest) -> ChatError | None:
+    """Why a form post can't be taken at all (too large, broken multipart, NUL bytes)."""
+    try:
+        fields = [(k, v) for k, values in request.POST.lists() for v in values]
+    except RequestDataTooBig:
+        return too_large()
+    except (MultiPartParserError, SuspiciousOperation):
+        return ChatError("invalid_body", _("The request body could not be read."))
+    for key, value in fields:
+        problem = text_problem(value) or text_problem(key)
+        if problem is not None:
+            return _problem(problem[0], key)
+    return None
 
 
 def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -86,6 +134,9 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
                         status=401,
                     )
                 request.user = user
+                refused = request_problem(request) if request.method == "POST" else None
+                if refused is not None:
+                    raise refused
                 if request.method not in methods:
                     raise ChatError(
                         "method_not_allowed",
@@ -107,3 +158,22 @@ def conversation_for_page(request: HttpRequest, conversation_id: int) -> Convers
         return conversation_get_for_user(user=request.user, conversation_id=conversation_id)
     except NotFound:
         raise Http404() from None
+
+
+class RequestGuardMiddleware:
+    """Refuse a page or htmx form post that can't be taken (too large, broken multipart,
+    NUL bytes in a field) with a 400/413 before any view reads it: nothing is stored,
+    and nothing downstream (PostgreSQL, the protocol) ever sees such text. The JSON API
+    does the same in `api_view`, answering in its JSON error shape."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if request.method == "POST" and not request.path_info.startswith("/api/"):
+            refused = request_problem(request)
+            if refused is not None:
+                return HttpResponse(
+                    refused.message, status=refused.status, content_type="text/plain; charset=utf-8"
+                )
+        return self.get_response(request)

@@ -66,6 +66,8 @@ def _post_message(conversation, body: dict[str, Any]) -> Message:
         raise ChatError(
             "invalid_field", _("“tool_call_id” must be a string and “readonly” a boolean.")
         )
+    if len(tool_call_id) > Message._meta.get_field("tool_call_id").max_length:
+        raise ChatError("invalid_field", _("“tool_call_id” is too long (200 characters at most)."))
     if role == Role.USER:
         # `interactive_form_answer`: the answer payload of a pending form (spec 003).
         return usecases.message_post_user(

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.core.errors import ChatError
-from chat.core.http import error_response
+from chat.core.http import error_response, request_problem
 from chat.skills import services as skills
 
 
@@ -27,6 +27,9 @@ def skill_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Calla
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
                 request.user = skills.skill_auth_user(request)
+                refused = request_problem(request) if request.method == "POST" else None
+                if refused is not None:
+                    raise refused
                 if request.method not in methods:
                     raise ChatError(
                         "method_not_allowed",

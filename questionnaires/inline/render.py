@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -44,11 +45,14 @@ from questionnaires.protocol import (
 Markdown = Callable[[str], str]
 CACHE_PREFIX = "qc:msg:v1"
 CACHE_SECONDS = 60 * 60 * 24
+logger = logging.getLogger(__name__)
+
 CARD_TEMPLATES = {
     "questionnaire": "questionnaires/cards/questionnaire.html",
     "response": "questionnaires/cards/response.html",
     "invalid": "questionnaires/cards/invalid.html",
     "async_error": "questionnaires/cards/async_error.html",
+    "render_error": "questionnaires/cards/render_error.html",
 }
 
 
@@ -115,21 +119,49 @@ def render_message(
     lang: str,
     draft: Draft | None = None,
 ) -> RenderedMessage:
-    """One message's body (uncached: the submit view uses it to show a refused draft)."""
+    """One message's body (uncached: the submit view uses it to show a refused draft).
+
+    Rendering one part can never fail the page: whatever goes wrong in a segment or a
+    card shows as that part's error card with its raw text, and is logged (once per
+    content, since the result is cached)."""
     parts: list[str] = []
     interactive: list[str] = []
     pending = False
-    segments = _segments(message, lang)
-    if segments is None:
-        parts.append(markdown(message.display_content or message.content))
-    else:
-        for segment in segments:
-            parts.append(_segment_html(segment, message, state, markdown, draft, interactive))
+    text = message.display_content or message.content
+    try:
+        segments = _segments(message, lang)
+    except Exception:
+        logger.exception("message %s: segmenting failed", message.id)
+        segments = None
+        parts.append(_render_error(message, text, "all"))
+    if segments is None and not parts:
+        parts.append(_guarded(message, text, "md", lambda: markdown(text)))
+    for n, segment in enumerate(segments or ()):
+        parts.append(
+            _guarded(
+                message,
+                segment.raw,
+                n,
+                lambda s=segment: _segment_html(s, message, state, markdown, draft, interactive),
+            )
+        )
     for call_id in async_calls(message.tool_calls):
         raw = message.tool_results.get(call_id)
-        result = tool_result_questionnaire(raw, call_id=call_id)
+        try:
+            result = tool_result_questionnaire(raw, call_id=call_id)
+        except Exception:
+            logger.exception("message %s: tool result %s unreadable", message.id, call_id)
+            parts.append(_render_error(message, raw or "", call_id))
+            continue
         if isinstance(result, Questionnaire):
-            parts.append(_card_html(result, message, state, draft, interactive))
+            parts.append(
+                _guarded(
+                    message,
+                    raw or "",
+                    call_id,
+                    lambda q=result: _card_html(q, message, state, draft, interactive),
+                )
+            )
         else:
             pending = pending or result is None
             view = ErrorCardView(
@@ -141,6 +173,19 @@ def render_message(
             parts.append(render_to_string(CARD_TEMPLATES["async_error"], {"card": view}))
     token = ("i" if interactive else "") + ("p" if pending else "")
     return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
+
+
+def _guarded(message: MessageInput, raw: str, part: object, render: Callable[[], str]) -> str:
+    try:
+        return render()
+    except Exception:
+        logger.exception("message %s: part %s failed to render", message.id, part)
+        return _render_error(message, raw, part)
+
+
+def _render_error(message: MessageInput, raw: str, part: object) -> str:
+    context = {"raw": raw, "dom_id": dom_id("qe", message.id, part)}
+    return render_to_string(CARD_TEMPLATES["render_error"], context)
 
 
 def _segments(message: MessageInput, lang: str) -> list[Segment] | None:

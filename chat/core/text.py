@@ -1,0 +1,42 @@
+"""What text can be stored: one check for every input path (JSON bodies, form posts, MCP).
+
+PostgreSQL refuses NUL characters in text and JSON, and a lone UTF-16 surrogate (which
+JSON's `\\ud800` escapes can carry) cannot be encoded at all; deep nesting costs recursion
+in every consumer. A request carrying any of them is refused with a 400 that names the
+place, before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_JSON_DEPTH = 32
+_BAD = re.compile("[\x00\ud800-\udfff]")
+
+
+def text_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
+    """`(code, path)` of the first thing in a JSON-like value that can't be stored —
+    `text_invalid` (a NUL or a lone surrogate, in a key or a string) or `json_too_deep`
+    — or None. Iterative, so hostile nesting costs no recursion."""
+    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            if _BAD.search(item):
+                return "text_invalid", path
+        elif isinstance(item, dict | list):
+            if depth >= max_depth:
+                return "json_too_deep", path
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in pairs:
+                if isinstance(key, str) and _BAD.search(key):
+                    return "text_invalid", path
+                stack.append(
+                    (
+                        child,
+                        f"{path}.{key}" if isinstance(key, str) else f"{path}[{key}]",
+                        depth + 1,
+                    )
+                )
+    return None
