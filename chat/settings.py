@@ -7,6 +7,8 @@ nothing else; `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from pathlib import Path
 
 import dj_database_url
@@ -27,9 +29,32 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# A fixed development key is only acceptable while DEBUG is on or for local runs; production
-# deployments must set SECRET_KEY (`check --deploy` complains otherwise).
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-local-development-key-change-me")
+
+
+def _secret_key() -> str:
+    """`SECRET_KEY` when set; otherwise a random key made once per install and kept in
+    `SECRET_KEY_FILE` (default `.secret_key` beside manage.py, git-ignored, mode 0600).
+    No key from the repository is ever used: anyone could mint sessions and run tokens."""
+    explicit = os.environ.get("SECRET_KEY", "").strip()
+    if explicit:
+        return explicit
+    path = Path(os.environ.get("SECRET_KEY_FILE") or BASE_DIR / ".secret_key")
+    try:  # O_EXCL: of several processes starting at once, one writes and all read it
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    for _attempt in range(50):  # another process may be writing it this instant
+        key = path.read_text(encoding="utf-8").strip()
+        if key:
+            return key
+        time.sleep(0.01)
+    raise RuntimeError(f"{path} is empty: delete it or set SECRET_KEY")
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 

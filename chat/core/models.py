@@ -104,6 +104,11 @@ class StopReason(models.TextChoices):
     ERROR = "error", _("Error")
 
 
+# `Run.worker` of a run an external runtime opened (`POST …/runs`): no heartbeat; it
+# expires after RUN_TOKEN_MAX_AGE_SECONDS, like its tokens.
+EXTERNAL_WORKER = "external"
+
+
 class Run(models.Model):
     """One agent execution round, started by one user message."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from chat.core.errors import NotFound
+from chat.core.identity import RunIdentity
 from chat.core.models import Conversation, Event, Message, Role, Run, RunStatus
 
 
@@ -77,3 +78,15 @@ def run_active(*, conversation: Conversation) -> Run | None:
 
 def run_latest(*, conversation: Conversation) -> Run | None:
     return conversation.runs.order_by("-id").first()
+
+
+def run_identity_live(identity: RunIdentity) -> bool:
+    """A run token is honoured only while its run is queued or running, in its user's
+    conversation, and that user is active: it dies with its run and its user."""
+    return Run.objects.filter(
+        pk=identity.run_id,
+        conversation_id=identity.conversation_id,
+        conversation__owner_id=identity.user_id,
+        conversation__owner__is_active=True,
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
+    ).exists()

@@ -26,7 +26,8 @@ from chat.agent.steps import step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, ToolContext
 from chat.core.http import bearer_from_header
 from chat.core.identity import RunIdentity, mcp_token_verify
-from chat.core.models import Run
+from chat.core.models import Run, RunStatus
+from chat.core.selectors import run_identity_live
 
 PATH = "/mcp/"
 INSTRUCTIONS = (
@@ -50,6 +51,8 @@ def _run(identity: RunIdentity) -> Run:
         pk=identity.run_id,
         conversation_id=identity.conversation_id,
         conversation__owner_id=identity.user_id,
+        conversation__owner__is_active=True,
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
     )
 
 
@@ -149,7 +152,8 @@ async def application(scope: Any, receive: Any, send: Any) -> None:
     if scope["type"] == "http":
         headers = dict(scope.get("headers") or [])
         token = bearer_from_header(headers.get(b"authorization", b"").decode("latin-1"))
-        if mcp_token_verify(token or "") is None:
+        identity = mcp_token_verify(token or "")
+        if identity is None or not await database_sync_to_async(run_identity_live)(identity):
             await _unauthorized(send)
             return
     await _sdk_app(scope, receive, send)

@@ -20,7 +20,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chat.core.models import Run, RunStatus, StopReason
+from chat.core.models import EXTERNAL_WORKER, Run, RunStatus, StopReason
 from chat.core.services import event_emit
 
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
@@ -62,33 +62,46 @@ def heartbeat(*, run_id: int, interval: float | None = None) -> Iterator[None]:
 def run_reap_stale(*, conversation_id: int | None = None) -> list[int]:
     """Fail runs whose worker is gone; returns their ids."""
     now = timezone.now()
-    dead_running = Q(status=RunStatus.RUNNING) & (
-        Q(heartbeat_at__lt=now - timedelta(seconds=settings.AGENT_HEARTBEAT_TIMEOUT))
-        | Q(heartbeat_at__isnull=True, started_at__lt=now - timedelta(seconds=60))
+    dead_running = (
+        Q(status=RunStatus.RUNNING)
+        & ~Q(worker=EXTERNAL_WORKER)
+        & (
+            Q(heartbeat_at__lt=now - timedelta(seconds=settings.AGENT_HEARTBEAT_TIMEOUT))
+            | Q(heartbeat_at__isnull=True, started_at__lt=now - timedelta(seconds=60))
+        )
+    )
+    expired_external = Q(
+        status=RunStatus.RUNNING,
+        worker=EXTERNAL_WORKER,
+        created_at__lt=now - timedelta(seconds=settings.RUN_TOKEN_MAX_AGE_SECONDS),
     )
     never_taken = Q(
         status=RunStatus.QUEUED,
         created_at__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
     )
-    stale = Run.objects.filter(dead_running | never_taken)
+    stale = Run.objects.filter(dead_running | never_taken | expired_external)
     if conversation_id is not None:
         stale = stale.filter(conversation_id=conversation_id)
     reaped = []
-    for run in stale.only("id", "conversation_id", "status"):
+    for run in stale.only("id", "conversation_id", "status", "worker"):
         with transaction.atomic():
+            code, message = (
+                ("run_expired", "The external runtime's run expired.")
+                if run.worker == EXTERNAL_WORKER
+                else (
+                    "worker_lost",
+                    "The process running this turn stopped. Retry to run it again.",
+                )
+            )
             taken = Run.objects.filter(pk=run.pk, status=run.status).update(
                 status=RunStatus.FAILED,
                 stop_reason=StopReason.ERROR,
-                error="worker_lost: the process running this turn stopped.",
+                error=f"{code}: {message}",
                 finished_at=now,
             )
             if not taken:
                 continue
-            data = {
-                "run_id": run.pk,
-                "code": "worker_lost",
-                "message": "The process running this turn stopped. Retry to run it again.",
-            }
+            data = {"run_id": run.pk, "code": code, "message": message}
             event_emit(conversation_id=run.conversation_id, name="error", data=data)
             event_emit(
                 conversation_id=run.conversation_id,

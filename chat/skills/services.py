@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError, NotFound
 from chat.core.http import bearer_token, error_response, json_body, user_for_api_token
 from chat.core.identity import is_skill_token, skill_token_verify
-from chat.core.models import Run
+from chat.core.selectors import run_identity_live
 from chat.skills.models import Skill
 
 # url names (namespace "api") that accept a skill identity token
@@ -74,16 +74,11 @@ def _is_skill_endpoint(path: str) -> bool:
 def user_for_skill_token(raw: str) -> Any:
     """The user a valid skill token stands for; None if invalid, expired or stale.
 
-    The run must still exist and belong to that user's conversation.
+    The run must still be active in that user's conversation (a token dies with its run
+    and its user).
     """
     identity = skill_token_verify(raw)
-    if identity is None:
-        return None
-    if not Run.objects.filter(
-        pk=identity.run_id,
-        conversation_id=identity.conversation_id,
-        conversation__owner_id=identity.user_id,
-    ).exists():
+    if identity is None or not run_identity_live(identity):
         return None
     user = get_user_model().objects.filter(pk=identity.user_id, is_active=True).first()
     return user

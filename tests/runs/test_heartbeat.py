@@ -66,3 +66,32 @@ def test_new_message_reaps_the_conversations_dead_run(client_in, conversation, s
     client_in.post(f"/conversations/{conversation.pk}/messages", {"content": "hi"})
     dead.refresh_from_db()
     assert dead.status == RunStatus.FAILED
+
+
+def test_external_runs_expire_with_their_tokens(conversation, settings):
+    from chat.core.identity import RunIdentity
+    from chat.core.models import EXTERNAL_WORKER
+    from chat.core.selectors import run_identity_live
+
+    settings.RUN_TOKEN_MAX_AGE_SECONDS = 3600
+    fresh = _run(conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER)
+    old = _run(conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER)
+    Run.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=2))
+    assert run_reap_stale() == [old.pk]  # an external run has no heartbeat: only age counts
+    old.refresh_from_db()
+    assert old.status == RunStatus.FAILED and old.error.startswith("run_expired")
+    identity = RunIdentity(conversation.pk, old.pk, conversation.owner_id)
+    assert not run_identity_live(identity)
+    assert run_identity_live(RunIdentity(conversation.pk, fresh.pk, conversation.owner_id))
+
+
+def test_run_tokens_die_with_their_user(conversation):
+    from chat.core.identity import RunIdentity
+    from chat.core.selectors import run_identity_live
+
+    run = _run(conversation, status=RunStatus.RUNNING)
+    identity = RunIdentity(conversation.pk, run.pk, conversation.owner_id)
+    assert run_identity_live(identity)
+    conversation.owner.is_active = False
+    conversation.owner.save()
+    assert not run_identity_live(identity)

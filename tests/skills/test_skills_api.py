@@ -220,3 +220,17 @@ def test_every_other_url_refuses_the_skill_token(client, skill_token):
 def test_the_three_skill_urls_accept_it(client, skill_token):
     assert client.get("/api/v1/kinds/skills", headers=_auth(skill_token)).status_code == 200
     assert _upload(client, skill_token).status_code == 201
+
+
+@pytest.mark.parametrize("status", ["finished", "failed", "cancelled"])
+def test_a_skill_token_dies_with_its_run(client, run, skill_token, status):
+    Run.objects.filter(pk=run.pk).update(status=status)
+    response = client.get("/api/v1/kinds/skills", headers=_auth(skill_token))
+    assert response.status_code == 401
+
+
+def test_a_skill_token_dies_with_its_user(client, user, skill_token):
+    user.is_active = False
+    user.save()
+    response = client.get("/api/v1/kinds/skills", headers=_auth(skill_token))
+    assert response.status_code == 401
