@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -72,6 +74,7 @@ INSTALLED_APPS = [
     "chat",
     "channels",
     "questionnaires",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -90,7 +93,41 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: locks out repeated failed logins.
+    "axes.middleware.AxesMiddleware",
 ]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Failed logins (django-axes): 5 per username and address, then a 15-minute lock.
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# Bad bearer tokens: at most this many per client address and minute, then 429.
+BAD_TOKEN_LIMIT_PER_MINUTE = int(os.environ.get("BAD_TOKEN_LIMIT_PER_MINUTE", "30"))
+
+# Content-Security-Policy (django-csp): scripts only from this origin, no inline script,
+# no eval, no framing. Inline *styles* are allowed: admin widgets and a few computed
+# widths use style attributes, and styles can't run code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "base-uri": [NONE],
+        "object-src": [NONE],
+    }
+}
 
 ROOT_URLCONF = "chat.urls"
 ASGI_APPLICATION = "chat.asgi.application"
@@ -212,9 +249,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"brief": {"()": "chat.log.BriefWarningFilter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "brief": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["brief"]},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # A bad Host header is a client's mistake (or a scan), not a server error: one
+        # warning line, no traceback.
+        "django.security.DisallowedHost": {"handlers": ["brief"], "propagate": False},
+    },
 }
 
 # --- Product settings -------------------------------------------------------------------

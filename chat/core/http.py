@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
@@ -50,7 +52,10 @@ def user_for_api_token(raw: str):
 
 
 def error_response(error: ChatError) -> JsonResponse:
-    return JsonResponse(error.as_dict(), status=error.status)
+    response = JsonResponse(error.as_dict(), status=error.status)
+    if "retry_after" in error.details:
+        response["Retry-After"] = str(error.details["retry_after"])
+    return response
 
 
 def json_body(request: HttpRequest) -> dict[str, Any]:
@@ -108,6 +113,31 @@ def request_problem(request: HttpRequest) -> ChatError | None:
     return None
 
 
+def _client_address(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def bad_token_check(request: HttpRequest) -> None:
+    """429 `too_many_attempts` once an address sent too many bad tokens this minute."""
+    count = cache.get(f"badtoken:{_client_address(request)}", 0)
+    if count >= settings.BAD_TOKEN_LIMIT_PER_MINUTE:
+        raise ChatError(
+            "too_many_attempts",
+            _("Too many requests with an invalid token. Wait a minute and try again."),
+            status=429,
+            details={"retry_after": 60},
+        )
+
+
+def bad_token_record(request: HttpRequest) -> None:
+    key = f"badtoken:{_client_address(request)}"
+    cache.add(key, 0, timeout=60)
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=60)
+
+
 def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a JSON API view: bearer auth, allowed methods, errors as JSON.
 
@@ -119,6 +149,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             try:
+                bad_token_check(request)
                 raw = bearer_token(request)
                 if is_skill_token(raw):  # also refused by SkillTokenScopeMiddleware
                     raise ChatError(
@@ -128,6 +159,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
                     )
                 user = user_for_api_token(raw) if raw else None
                 if user is None:
+                    bad_token_record(request)
                     raise ChatError(
                         "unauthorized",
                         _("Send a valid API token: Authorization: Bearer <token>."),
@@ -164,7 +196,10 @@ class RequestGuardMiddleware:
     """Refuse a page or htmx form post that can't be taken (too large, broken multipart,
     NUL bytes in a field) with a 400/413 before any view reads it: nothing is stored,
     and nothing downstream (PostgreSQL, the protocol) ever sees such text. The JSON API
-    does the same in `api_view`, answering in its JSON error shape."""
+    does the same in `api_view`, answering in its JSON error shape.
+
+    Every response to a signed-in person is `Cache-Control: no-store` (a conversation
+    must never come back from a shared or back-button cache after logout)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
@@ -176,4 +211,8 @@ class RequestGuardMiddleware:
                 return HttpResponse(
                     refused.message, status=refused.status, content_type="text/plain; charset=utf-8"
                 )
-        return self.get_response(request)
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and "Cache-Control" not in response:
+            response["Cache-Control"] = "no-store"
+        return response

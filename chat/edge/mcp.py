@@ -18,6 +18,9 @@ from typing import Any
 
 import mcp_types as types
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.core.cache import cache
+from django.http.request import split_domain_port, validate_host
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -116,45 +119,74 @@ server: Server[Any] = Server(
     on_call_tool=_call_tool,
 )
 
-# Bearer tokens (not cookies) authenticate every request, so DNS rebinding gains nothing;
-# the host check would only break deployments behind other host names.
+
+def _transport_security() -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection with Django's ALLOWED_HOSTS. Patterns the SDK
+    can't express (`*`, `.example.com`) are left to `application`'s own check, which
+    applies Django's rules to every request anyway."""
+    hosts = list(settings.ALLOWED_HOSTS)
+    if any(h == "*" or h.startswith(".") for h in hosts):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed = [p for h in hosts for p in (h, f"{h}:*")]
+    origins = [f"{scheme}://{p}" for scheme in ("http", "https") for p in allowed]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed, allowed_origins=origins
+    )
+
+
 _sdk_app = server.streamable_http_app(
     streamable_http_path=PATH,
     stateless_http=True,
     json_response=True,
-    transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    transport_security=_transport_security(),
 )
 
 
-async def _unauthorized(send: Any) -> None:
-    body = json.dumps(
-        {
-            "error": "unauthorized",
-            "message": "Send a valid run token: Authorization: Bearer <MCP_RUN_TOKEN>.",
-        }
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Bearer realm="mcp"'),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+async def _refuse(send: Any, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": code, "message": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
+    if status == 429:
+        headers.append((b"retry-after", b"60"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _host_allowed(headers: dict[bytes, bytes]) -> bool:
+    """Django's ALLOWED_HOSTS rules for the Host (and a browser's Origin) header."""
+    host = headers.get(b"host", b"").decode("latin-1")
+    domain, _port = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return False
+    origin = headers.get(b"origin", b"").decode("latin-1")
+    if origin:
+        netloc = origin.partition("://")[2]
+        origin_domain, _port = split_domain_port(netloc)
+        return bool(origin_domain) and validate_host(origin_domain, settings.ALLOWED_HOSTS)
+    return True
 
 
 async def application(scope: Any, receive: Any, send: Any) -> None:
     """The mounted ASGI app: the bearer-token guard in front of the SDK's app."""
     if scope["type"] == "http":
         headers = dict(scope.get("headers") or [])
+        if not _host_allowed(headers):
+            await _refuse(send, 400, "host_invalid", "This host name is not served here.")
+            return
+        client = (scope.get("client") or ("", 0))[0]
+        key = f"badtoken:{client}"
+        if await cache.aget(key, 0) >= settings.BAD_TOKEN_LIMIT_PER_MINUTE:
+            message = "Too many requests with an invalid token. Wait a minute and try again."
+            await _refuse(send, 429, "too_many_attempts", message)
+            return
         token = bearer_from_header(headers.get(b"authorization", b"").decode("latin-1"))
         identity = mcp_token_verify(token or "")
         if identity is None or not await database_sync_to_async(run_identity_live)(identity):
-            await _unauthorized(send)
+            if not await cache.aadd(key, 1, timeout=60):
+                await cache.aincr(key)
+            message = "Send a valid run token: Authorization: Bearer <MCP_RUN_TOKEN>."
+            await _refuse(send, 401, "unauthorized", message)
             return
     await _sdk_app(scope, receive, send)
 

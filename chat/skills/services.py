@@ -22,7 +22,14 @@ from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import bearer_token, error_response, json_body, user_for_api_token
+from chat.core.http import (
+    bad_token_check,
+    bad_token_record,
+    bearer_token,
+    error_response,
+    json_body,
+    user_for_api_token,
+)
 from chat.core.identity import is_skill_token, skill_token_verify
 from chat.core.selectors import run_identity_live
 from chat.skills.models import Skill
@@ -227,6 +234,7 @@ def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], Upl
 def skill_auth_user(request: HttpRequest) -> Any:
     """A skill identity token or a user API token; anything else is a 401."""
 
+    bad_token_check(request)
     raw = _bearer(request)
     user = None
     if is_skill_token(raw):
@@ -234,6 +242,7 @@ def skill_auth_user(request: HttpRequest) -> Any:
     elif raw:
         user = user_for_api_token(raw)
     if user is None:
+        bad_token_record(request)
         raise ChatError(
             "unauthorized",
             _("Send a valid skill identity token or API token: Authorization: Bearer <token>."),
