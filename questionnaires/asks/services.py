@@ -161,8 +161,9 @@ def structured_answer_submit(
 ) -> tuple[StructuredAnswer, bool]:
     """Record an answer to an ask (spec 004 §4–5) and start the next run.
 
-    Returns `(answer, created)`; a second submit of the same ask returns the first answer
-    with `created=False` and changes nothing.
+    Returns `(answer, created)`. The same answer sent again (a double click, a retry)
+    returns the first with `created=False`; a *different* second answer is refused with
+    409 `questionnaire_already_submitted`, as cards are. Neither changes anything.
     """
     source, field, value, text, turn_id = _answer_fields(answer)
     if source == Source.EDIT:
@@ -175,7 +176,7 @@ def structured_answer_submit(
         raise ChatError("answer_field_mismatch", _("This answer is for a different question."))
     existing = selectors.answer_for_ask(ask_message=ask_message)
     if existing is not None:
-        return existing, False
+        return _again(existing, ask, source=source, value=value, text=text), False
     if not selectors.ask_is_answerable(conversation=conversation, ask_message=ask_message):
         raise ChatError(
             "ask_not_latest",
@@ -191,8 +192,31 @@ def structured_answer_submit(
         existing = selectors.answer_for_ask(ask_message=ask_message)
         if existing is None:
             raise
-        return existing, False
+        return _again(existing, ask, source=source, value=value, text=text), False
     return row, True
+
+
+def _again(
+    existing: StructuredAnswer, ask: dict[str, Any], *, source: str, value: Any, text: str
+) -> StructuredAnswer:
+    """The recorded answer when this one says the same; 409 when it says something else."""
+    try:
+        resolved = answer_resolve(ask, source=source, value=value, text=text)
+    except ChatError:
+        resolved = None
+        same = False
+    else:
+        same = (resolved is None) == (existing.source == Source.SKIPPED) and (
+            resolved is None or resolved.value == existing.value
+        )
+    if not same:
+        raise ChatError(
+            "questionnaire_already_submitted",
+            _("This question has already been answered."),
+            status=409,
+            details={"field": ask["field"], "value": existing.value},
+        )
+    return existing
 
 
 def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> str:

@@ -107,8 +107,11 @@ def test_skip_is_recorded_but_not_written(external, make_ask):
 def test_double_submit_is_a_noop(external, make_ask):
     make_ask()
     first, created = _answer(external, value="mild", source="user_option_click")
-    again, created_again = _answer(external, value="severe", source="user_option_click")
+    again, created_again = _answer(external, value="mild", source="user_option_click")
     assert created and not created_again and again.pk == first.pk
+    with pytest.raises(ChatError) as info:  # a different second answer: 409, as cards
+        _answer(external, value="severe", source="user_option_click")
+    assert info.value.status == 409 and info.value.code == "questionnaire_already_submitted"
     assert StructuredAnswer.objects.count() == 1
     assert Message.objects.filter(role="user").count() == 1
 

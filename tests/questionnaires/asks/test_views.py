@@ -117,6 +117,10 @@ def test_api_structured_answer(api, external, make_ask):
     assert data["missing_slots"] == [] and data["confidence"] == {"pain_level": 1.0}
     again = api.post(url, body)
     assert again.status_code == 200 and again.json()["created"] is False
+    different = api.post(url, {**body, "value": "none"})
+    assert different.status_code == 409  # as a card answers a second submit
+    assert different.json()["error"] == "questionnaire_already_submitted"
+    assert StructuredAnswer.objects.get().value == "mild"
     bad = api.post(url, {**body, "turn_id": "x"})
     assert bad.status_code == 404 and bad.json()["error"] == "ask_not_found"
 
@@ -187,3 +191,23 @@ def test_slot_edit_error_without_js_renders_the_page(client_in, external, make_a
     assert response.status_code == 413
     html = response.content.decode()
     assert "<html" in html and 'role="alert"' in html and 'id="state-panel"' in html
+
+
+def test_an_ask_answer_waits_while_a_form_is_pending(api, external, make_ask):
+    """Spec 003: a pending deferred form refuses other input, an ask's answer included."""
+    from tests.questionnaires.forms.conftest import open_form
+
+    make_ask()
+    _message, result = open_form(external)
+    assert result["success"] is True
+    body = {
+        "type": "structured_answer",
+        "field": "pain_level",
+        "value": "mild",
+        "source": "user_option_click",
+        "turn_id": "turn_1",
+    }
+    response = api.post(f"/api/v1/conversations/{external.pk}/answers", body)
+    assert response.status_code == 409
+    assert response.json()["error"] == "pending_interactive_form"
+    assert not StructuredAnswer.objects.exists()
