@@ -154,14 +154,22 @@ class _Loop:
                 result = error_result("NOT_EXECUTED", "Skipped after an earlier tool failed.")
             results.append(ToolResult(call, result))
             yield ToolResultEvent(call, result)
+        awaiting = any(ends_awaiting_user(r.result) for r in results)
+        deferred = any(is_deferred(r.result) for r in results)
+        if failure is None and awaiting and not deferred and completion.content.strip():
+            # The reply that ends the turn is checked like a final reply (spec 000); a
+            # failing one is repaired before anything of this step is shown.
+            repairing = yield from self._check_tool_reply(completion, results)
+            if repairing:
+                return None
         yield AssistantMessage(completion.content, completion.tool_calls, tuple(results))
         self.history.append(_assistant_dict(completion.content, completion.tool_calls))
         self.history.extend(_tool_dict(r) for r in results)
         if failure is not None:
             return failure
-        if any(is_deferred(r.result) for r in results):
+        if deferred:
             return RunStopped(Stop.DEFERRED)
-        if any(ends_awaiting_user(r.result) for r in results):
+        if awaiting:
             return RunStopped(Stop.AWAITING_USER_INPUT)
         return (yield from self._detect_loop(completion.tool_calls))
 
@@ -193,6 +201,27 @@ class _Loop:
             yield AssistantMessage(loop_recovery_notice(lang=self.config.lang), kind="loop")
             return RunStopped(Stop.LOOP_DETECTED)
         return None
+
+    def _check_tool_reply(
+        self, completion: Completion, results: Sequence[ToolResult]
+    ) -> Generator[AgentEvent, None, bool]:
+        """True when the step's text failed self-check and the model is asked to repair
+        (the step stays in the model's context only); False to show the step as is."""
+        content = completion.content
+        check = self_check(content, lang=self.config.lang, required_names=self.required_names)
+        if check.passed:
+            return False
+        self.failed_checks += 1
+        if self.failed_checks >= self.config.self_check_attempts:
+            return False  # given up: shown as it is, like a final reply
+        diagnostic = check.diagnostic or ""
+        issues = tuple(i.to_dict() for i in check.issues)
+        yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues)
+        self.history.append(_assistant_dict(content, completion.tool_calls))
+        self.history.extend(_tool_dict(r) for r in results)
+        self.history.append({"role": "user", "content": diagnostic})
+        self.required_names = check.failed_names
+        return True
 
     # --- final replies and self-check ------------------------------------------------
 

@@ -166,7 +166,9 @@ def ask_validate(payload: Any) -> dict[str, Any]:
         check.error("question_required", "question", _("Give the ask a question."))
     if not isinstance(field, str) or not field.strip() or len(field) > FIELD_CHARS:
         check.error("field_required", "field", _("Name the state field the answer fills."))
-    allow = payload.get("allow_free_text", kind == "free_text_only")
+    # Spec 004: free input ("Other") is offered unless the payload turns it off; a scale
+    # takes numbers in its range only, so it offers none unless asked to.
+    allow = payload.get("allow_free_text", kind != "scale")
     if not isinstance(allow, bool):
         check.error("allow_free_text_invalid", "allow_free_text", _("Must be true or false."))
         allow = False

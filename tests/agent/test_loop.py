@@ -230,3 +230,17 @@ def test_cancellation_before_and_during_streaming():
     events, _ = drive([Turn("a long reply that streams")], cancelled=lambda: next(checks, True))
     assert events[-1].stop_reason == Stop.CANCELLED
     assert not of(events, AssistantMessage)
+
+
+def test_a_reply_that_ends_with_a_tool_call_is_self_checked_too():
+    """Spec 000 checks the latest non-empty reply, also when a tool call ends the turn."""
+    asking = call("questionnaire_async", GOOD_ARGS)
+    events, client = drive([Turn(INVALID, (asking,)), Turn(VALID, (asking,))])
+    assert events[-1].stop_reason == Stop.AWAITING_USER_INPUT
+    (failed,) = of(events, SelfCheckFailed)
+    assert failed.reply == INVALID and failed.attempt == 1
+    # nothing of the failed step is shown; the repaired step is, once
+    (shown,) = of(events, AssistantMessage)
+    assert shown.content == VALID and shown.tool_calls
+    assert client.seen[1][-1] == {"role": "user", "content": failed.diagnostic}
+    assert client.seen[1][-2]["role"] == "tool"

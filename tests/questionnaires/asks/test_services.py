@@ -121,6 +121,7 @@ def test_value_outside_options_refused_unless_free_text(external, make_ask):
         "question": "q",
         "field": "f",
         "options": [{"label": "A", "value": "a"}] + [{"label": "B", "value": "b"}],
+        "allow_free_text": False,  # free input is offered unless turned off explicitly
     }
     make_ask(strict, turn_id="t2")
     with pytest.raises(ChatError) as info:

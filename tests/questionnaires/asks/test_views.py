@@ -39,10 +39,10 @@ def test_widget_per_shape(page, make_ask, payload, widget, marker):
     assert_inert(html[html.index('<div id="ask-') :], allow_forms=True)
 
 
-def test_free_text_entry_only_when_allowed(page, make_ask):
-    make_ask({"question": "Q?", "field": "f", "options": _options(2)})
+def test_free_text_entry_unless_turned_off(page, make_ask):
+    make_ask({"question": "Q?", "field": "f", "options": _options(2), "allow_free_text": False})
     assert "Other answer" not in page()
-    make_ask({"question": "Q?", "field": "g", "options": _options(2), "allow_free_text": True})
+    make_ask({"question": "Q?", "field": "g", "options": _options(2)})  # offered by default
     assert "Other answer" in page()
 
 
@@ -126,7 +126,8 @@ def test_api_structured_answer(api, external, make_ask):
 
 
 def test_api_refuses_values_outside_options(api, external, make_ask):
-    make_ask({"question": "Q", "field": "f", "options": _options(2)}, turn_id="t")
+    ask = {"question": "Q", "field": "f", "options": _options(2), "allow_free_text": False}
+    make_ask(ask, turn_id="t")
     url = f"/api/v1/conversations/{external.pk}/answers"
     response = api.post(url, {"field": "f", "turn_id": "t", "value": "zz"})
     assert response.status_code == 400 and response.json()["error"] == "answer_value_invalid"
