@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .messages import is_zh
+from .error_messages import is_zh
 from .normalize import normalize_arguments, question_from_dict
 from .segments import Questionnaire, ToolResultInvalid
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .messages import make_error, type_name
+from .error_messages import make_error, type_name
 from .segments import Option, ProtocolError, Question
 
 TYPE_ALIASES: dict[str, str] = {

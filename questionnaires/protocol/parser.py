@@ -4,8 +4,8 @@ segments (DESIGN §4.2–4.9).  The renderer, self-check and the lint command al
 
 from __future__ import annotations
 
+from .error_messages import make_error
 from .fenced import validate_fenced
-from .messages import make_error
 from .names import RENDERED_NAMES, SELF_CHECK_NAMES, response_names
 from .scanner import RawBlock, scan
 from .segments import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from .messages import is_zh, make_error
+from .error_messages import is_zh, make_error
 from .names import SELF_CHECK_NAMES
 from .parser import parse_with_names
 from .segments import InvalidSegment, QuestionnaireSegment, SelfCheckIssue, SelfCheckResult

@@ -12,7 +12,7 @@ import html
 import json
 from typing import Any
 
-from .messages import make_error, type_name
+from .error_messages import make_error, type_name
 from .names import RESPONSE_TYPES
 from .normalize import normalize_arguments, question_from_dict
 from .segments import ProtocolError, Questionnaire

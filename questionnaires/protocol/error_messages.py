@@ -2,6 +2,7 @@
 
 The code is the contract; the message is for people and models.  Placeholders are
 filled from the error's ``details`` dict.  The full code table is in ``README.md``.
+(Named ``error_messages`` so it is never confused with the chat's ``Message`` model.)
 """
 
 from __future__ import annotations
