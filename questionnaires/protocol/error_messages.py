@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .limits import SHOWN_CHARS, SHOWN_ITEMS
 from .segments import ProtocolError
 
 _Catalog = dict[str, tuple[str, str]]
@@ -61,6 +62,18 @@ _LENIENT: _Catalog = {
     "allow_other_type_invalid": (
         "`allow_other` must be true or false (got {received_type}).",
         "`allow_other` 必须是布尔值（实际为 {received_type}）。",
+    ),
+    "questions_too_many": (
+        "At most {limit} questions are allowed (got {count}).",
+        "最多允许 {limit} 个问题（实际 {count} 个）。",
+    ),
+    "options_too_many": (
+        "At most {limit} options are allowed (got {count}).",
+        "最多允许 {limit} 个选项（实际 {count} 个）。",
+    ),
+    "text_too_long": (
+        "This text is {length} characters long; the limit is {limit}.",
+        "该文本长度为 {length} 个字符，上限为 {limit}。",
     ),
 }
 
@@ -184,6 +197,18 @@ _FENCED: _Catalog = {
         "`allow_other` must be true or false (got {received_type}).",
         "`allow_other` 必须是 true 或 false（实际为 {received_type}）。",
     ),
+    "questionnaire.questions.too_many": (
+        "At most {limit} questions are allowed (got {count}).",
+        "最多允许 {limit} 个问题（实际 {count} 个）。",
+    ),
+    "questionnaire.options.too_many": (
+        "At most {limit} options are allowed (got {count}).",
+        "最多允许 {limit} 个选项（实际 {count} 个）。",
+    ),
+    "questionnaire.text.too_long": (
+        "This text is {length} characters long; the limit is {limit}.",
+        "该文本长度为 {length} 个字符，上限为 {limit}。",
+    ),
     "questionnaire.allow_other.forbidden": (
         "A free_text question must not have `allow_other`.",
         "free_text 题不能有 `allow_other`。",
@@ -289,15 +314,27 @@ _PLAIN_KEYS = frozenset(
 
 
 def _show(value: Any, zh: bool, plain: bool) -> str:
+    """``value`` for a message: lists and strings are clipped (``limits.SHOWN_*``), so
+    a message never grows with the input; ``details`` keep the full value."""
     if isinstance(value, list | tuple):
-        return ", ".join(_show(v, zh, plain) for v in value) or "—"
+        shown = ", ".join(_scalar(v, zh, plain) for v in value[:SHOWN_ITEMS]) or "—"
+        more = len(value) - SHOWN_ITEMS
+        return f"{shown}, … (+{more})" if more > 0 else shown
+    return _scalar(value, zh, plain)
+
+
+def _scalar(value: Any, zh: bool, plain: bool) -> str:
+    """One value; a nested list or object is named by its type, never recursed into."""
     if isinstance(value, str):
+        text = value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
         if plain:
-            return _WORDS.get(value, value) if zh else value
-        return json.dumps(value, ensure_ascii=False)
-    if value is None or isinstance(value, bool | dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return str(value)
+            return _WORDS.get(text, text) if zh else text
+        return json.dumps(text, ensure_ascii=False)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) or (isinstance(value, int) and -(10**15) < value < 10**15):
+        return str(value)
+    return type_name(value)  # huge ints (str() may refuse them), lists, objects
 
 
 def render(code: str, details: dict[str, Any], lang: str) -> str:

@@ -3,8 +3,12 @@
 It accepts what models tend to write — type aliases (``multiple_choice``, ``text``),
 string options or ``{value, label}`` objects, ``title`` instead of ``text``, missing ids
 and defaults — and returns the normalized question dicts of spec 000.  Errors carry
-the twelve suffixes of DESIGN §5 under a caller-chosen prefix
+the twelve suffixes of DESIGN §5, plus the caps of ``limits.py`` (``questions_too_many``,
+``options_too_many``, ``text_too_long``), under a caller-chosen prefix
 (``questionnaire.start`` for the tool, ``questionnaire.json`` for XML blocks).
+
+Linear in the input: counts are capped before items are looked at, and every
+membership test (duplicate option values, defaults) is a dict or set look-up.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .error_messages import make_error, type_name
+from .limits import MAX_ID_CHARS, MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUESTIONS, MAX_TEXT_CHARS
 from .segments import Option, ProtocolError, Question
 
 TYPE_ALIASES: dict[str, str] = {
@@ -33,6 +38,13 @@ class _Ctx:
     def add(self, suffix: str, path: str, **details: Any) -> None:
         self.errors.append(make_error(f"{self.prefix}.{suffix}", path, self.lang, **details))
 
+    def fits(self, value: str, limit: int, path: str) -> bool:
+        """False (and ``text_too_long``) when ``value`` is longer than ``limit``."""
+        if len(value) <= limit:
+            return True
+        self.add("text_too_long", path, length=len(value), limit=limit)
+        return False
+
 
 def normalize_arguments(
     arguments: Any, *, prefix: str, lang: str
@@ -44,12 +56,16 @@ def normalize_arguments(
         return "", [], ctx.errors
     title = arguments.get("title")
     title = title.strip() if isinstance(title, str) else ""
+    ctx.fits(title, MAX_TEXT_CHARS, "title")
     raw = arguments.get("questions")
     if not isinstance(raw, list):
         ctx.add("questions_must_be_list", "questions", received_type=type_name(raw))
         return title, [], ctx.errors
     if not raw:
         ctx.add("questions_empty", "questions")
+        return title, [], ctx.errors
+    if len(raw) > MAX_QUESTIONS:
+        ctx.add("questions_too_many", "questions", count=len(raw), limit=MAX_QUESTIONS)
         return title, [], ctx.errors
     seen: dict[str, int] = {}
     questions = []
@@ -72,11 +88,14 @@ def _question(item: Any, index: int, seen: dict[str, int], ctx: _Ctx) -> dict[st
     text = _text(item)
     if text is None:
         ctx.add("question_text_required", f"{path}.text")
-    qid = _question_id(item, index)
-    if qid in seen:
-        ctx.add("question_id_duplicate", f"{path}.id", id=qid, first_index=seen[qid])
     else:
-        seen[qid] = index
+        ctx.fits(text, MAX_TEXT_CHARS, f"{path}.text")
+    qid = _question_id(item, index)
+    if ctx.fits(qid, MAX_ID_CHARS, f"{path}.id"):
+        if qid in seen:
+            ctx.add("question_id_duplicate", f"{path}.id", id=qid, first_index=seen[qid])
+        else:
+            seen[qid] = index
     allow_other = _allow_other(item, path, ctx)
     options: list[dict[str, str]] | None = []
     default: Any = ""
@@ -153,34 +172,45 @@ def _options(item: dict[str, Any], path: str, qtype: str, ctx: _Ctx) -> list[dic
             "question_options_required", f"{path}.options", type=qtype, received_type=type_name(raw)
         )
         return None
+    if len(raw) > MAX_OPTIONS:
+        ctx.add("options_too_many", f"{path}.options", count=len(raw), limit=MAX_OPTIONS)
+        return None
     options: list[dict[str, str]] = []
+    values: set[str] = set()
     ok = True
     for index, entry in enumerate(raw, start=1):
+        opath = f"{path}.options[{index}]"
         option, reason = _option(entry)
-        if option is not None and any(o["value"] == option["value"] for o in options):
+        if option is not None and not all(
+            ctx.fits(option[key], MAX_OPTION_CHARS, opath) for key in ("value", "label")
+        ):
+            ok = False
+            continue
+        if option is not None and option["value"] in values:
             option, reason = None, "duplicate value"
         if option is None:
-            ctx.add(
-                "question_option_invalid",
-                f"{path}.options[{index}]",
-                reason=reason,
-                received_type=type_name(entry),
-            )
+            ctx.add("question_option_invalid", opath, reason=reason, received_type=type_name(entry))
             ok = False
         else:
+            values.add(option["value"])
             options.append(option)
     return options if ok else None
 
 
-def _match(value: str, options: list[dict[str, str]]) -> str | None:
-    """The option value ``value`` names (by value, or leniently by label)."""
-    for option in options:
-        if option["value"] == value:
+class _Lookup:
+    """Option values and labels, so a default is matched in O(1)."""
+
+    def __init__(self, options: list[dict[str, str]] | None) -> None:
+        self.values = {o["value"] for o in options or []}
+        self.by_label: dict[str, str] = {}
+        for option in options or []:
+            self.by_label.setdefault(option["label"], option["value"])
+
+    def match(self, value: str) -> str | None:
+        """The option value ``value`` names (by value, or leniently by label)."""
+        if value in self.values:
             return value
-    for option in options:
-        if option["label"] == value:
-            return option["value"]
-    return None
+        return self.by_label.get(value)
 
 
 def _default(
@@ -188,6 +218,7 @@ def _default(
 ) -> Any:
     raw, dpath = item.get("default"), f"{path}.default"
     allowed = [o["value"] for o in options or []]
+    lookup = _Lookup(options)
     if qtype == "multi_choice":
         if raw is None:
             return []
@@ -200,13 +231,19 @@ def _default(
                 received_type=type_name(raw),
             )
             return []
-        values, bad, bad_at = [], [], []
+        if len(raw) > MAX_OPTIONS:
+            ctx.add("options_too_many", dpath, count=len(raw), limit=MAX_OPTIONS)
+            return []
+        values: list[str] = []
+        chosen: set[str] = set()
+        bad, bad_at = [], []
         for index, entry in enumerate(raw, start=1):
-            found = _match(entry, options) if isinstance(entry, str) and options else None
+            found = lookup.match(entry) if isinstance(entry, str) and options else None
             if found is None and options is not None:
                 bad.append(entry)
                 bad_at.append(index)
-            elif found is not None and found not in values:
+            elif found is not None and found not in chosen:
+                chosen.add(found)
                 values.append(found)
         if bad:
             ctx.add(
@@ -231,11 +268,13 @@ def _default(
         )
         return ""
     if qtype == "single_choice" and raw != "" and options is not None:
-        found = _match(raw, options)
+        found = lookup.match(raw)
         if found is None:
             ctx.add("default_value_not_in_options", dpath, value=raw, allowed=allowed)
             return ""
         return found
+    if qtype == "free_text" and not ctx.fits(raw, MAX_TEXT_CHARS, dpath):
+        return ""
     return raw
 
 
