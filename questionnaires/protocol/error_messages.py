@@ -8,6 +8,7 @@ filled from the error's ``details`` dict.  The full code table is in ``README.md
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .limits import SHOWN_CHARS, SHOWN_ITEMS
@@ -95,6 +96,10 @@ _TAGS: _Catalog = {
         "Invalid JSON at line {line}, column {column}: {problem}.",
         "JSON 语法错误（第 {line} 行第 {column} 列）：{problem}。",
     ),
+    "json.too_deep": (
+        "The JSON body nests lists/objects more than {limit} levels deep.",
+        "JSON 内容的数组/对象嵌套超过 {limit} 层。",
+    ),
     "json.not_object": (
         "The JSON body must be an object (got {received_type}).",
         "JSON 内容必须是对象（实际为 {received_type}）。",
@@ -133,6 +138,10 @@ _FENCED: _Catalog = {
     "questionnaire.yaml.tag_forbidden": (
         "YAML tags such as {tag} are not allowed.",
         "不允许使用 YAML 标签（如 {tag}）。",
+    ),
+    "questionnaire.yaml.too_deep": (
+        "The YAML nests collections more than {limit} levels deep.",
+        "YAML 集合嵌套超过 {limit} 层。",
     ),
     "questionnaire.yaml.duplicate_key": ("Key {key} appears twice.", "键 {key} 重复出现。"),
     "questionnaire.yaml.key_invalid": ("Mapping keys must be strings.", "映射的键必须是字符串。"),
@@ -348,8 +357,30 @@ def render(code: str, details: dict[str, Any], lang: str) -> str:
 
 
 def make_error(code: str, path: str, lang: str, **details: Any) -> ProtocolError:
-    """Build a :class:`ProtocolError` with its localized message."""
-    return ProtocolError(code=code, path=path, message=render(code, details, lang), details=details)
+    """Build a :class:`ProtocolError` with its localized message.
+
+    ``details`` are made JSON-safe and shallow first: a nested list or object (however
+    deep the input was) becomes ``"<array>"``/``"<object>"``, an integer too big for
+    ``json.dumps`` ``"<number>"``, so serializing an error never recurses or fails.
+    """
+    safe = {key: _safe_detail(value) for key, value in details.items()}
+    return ProtocolError(code=code, path=path, message=render(code, safe, lang), details=safe)
+
+
+def _safe_detail(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_safe_scalar(item) for item in value]
+    return _safe_scalar(value)
+
+
+def _safe_scalar(value: Any) -> Any:
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) < value < 2**63 else "<number>"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    return f"<{type_name(value)}>"
 
 
 def type_name(value: Any) -> str:

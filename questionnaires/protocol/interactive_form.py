@@ -35,6 +35,7 @@ Normalized question (what ``render_payload.questions`` holds)::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,8 +247,8 @@ def _question_id(
     raw = item.get("id")
     if raw is None:
         qid = f"q{n}"
-    elif isinstance(raw, int) and not isinstance(raw, bool):
-        qid = str(raw)
+    elif isinstance(raw, int) and not isinstance(raw, bool) and _number_text(raw):
+        qid = _number_text(raw)
     elif isinstance(raw, str) and raw.strip():
         qid = raw.strip()
     else:
@@ -324,11 +325,21 @@ def _options(raw: Any, path: str, errors: _Errors) -> list[dict[str, str]]:
     return options
 
 
+def _number_text(value: float) -> str:
+    """A number as option text; "" for ones no one types (huge, inf, nan): ``str()`` of
+    an integer of thousands of digits even raises."""
+    if isinstance(value, int) and -(10**15) < value < 10**15:
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and abs(value) < 1e15:
+        return str(value)
+    return ""
+
+
 def _scalar(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return str(value)
+        return _number_text(value) or None
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None

@@ -125,7 +125,7 @@ def _text(item: dict[str, Any]) -> str | None:
 
 def _question_id(item: dict[str, Any], index: int) -> str:
     raw = item.get("id")
-    if isinstance(raw, int) and not isinstance(raw, bool):
+    if isinstance(raw, int) and not isinstance(raw, bool) and -(10**15) < raw < 10**15:
         return str(raw)
     if isinstance(raw, str) and raw.strip():
         return raw.strip()
@@ -145,7 +145,7 @@ def _allow_other(item: dict[str, Any], path: str, ctx: _Ctx) -> bool:
 def _scalar_text(value: Any) -> str | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and -1e15 < value < 1e15:
         return str(value)
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -256,7 +256,7 @@ def _default(
         return values
     if raw is None:
         return ""
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and -1e15 < raw < 1e15:
         raw = str(raw)
     if not isinstance(raw, str):
         ctx.add(
