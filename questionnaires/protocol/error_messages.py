@@ -16,14 +16,23 @@ from .segments import ProtocolError
 
 _Catalog = dict[str, tuple[str, str]]
 
-# Messages shared by questionnaire_async (``questionnaire.start.*``) and the lenient
-# XML+JSON reader (``questionnaire.json.*``): one normalizer, one wording.
-_LENIENT: _Catalog = {
+# Messages shared by questionnaire_async (``questionnaire.start.*``) and the XML+JSON
+# reader (``questionnaire.json.*``): one normalizer, one wording.  ``note.*`` are not
+# errors: they say what was accepted leniently.
+_NORMALIZER: _Catalog = {
     "questions_must_be_list": (
         "`questions` must be a list of question objects (got {received_type}).",
         "`questions` 必须是问题对象数组（实际为 {received_type}）。",
     ),
     "questions_empty": ("`questions` must not be empty.", "`questions` 不能为空数组。"),
+    "title_invalid": (
+        "`title` must be a string (got {received_type}); leave it out for no title.",
+        "`title` 必须是字符串（实际为 {received_type}）；不需要标题时请省略该字段。",
+    ),
+    "question_id_invalid": (
+        "`id` must be a non-empty string (got {received_type}); leave it out to get q1, q2….",
+        "`id` 必须是非空字符串（实际为 {received_type}）；省略时自动生成 q1、q2……",
+    ),
     "question_not_object": (
         "Each question must be an object (got {received_type}).",
         "每个问题必须是对象（实际为 {received_type}）。",
@@ -45,16 +54,19 @@ _LENIENT: _Catalog = {
         "{type} 题必须提供非空的 `options` 数组。",
     ),
     "question_option_invalid": (
-        "Invalid option ({reason}); use a non-empty string or {{value, label}}.",
-        "选项无效（{reason}）；请使用非空字符串或 {{value, label}} 对象。",
+        "Invalid option ({reason}); use a non-empty string or {{value, label}} with two "
+        "non-empty strings.",
+        "选项无效（{reason}）；请使用非空字符串，或 value、label 均为非空字符串的 "
+        "{{value, label}} 对象。",
     ),
     "default_type_invalid": (
         "`default` must be {expected} for a {type} question (got {received_type}).",
         "{type} 题的 `default` 必须是{expected}（实际为 {received_type}）。",
     ),
     "default_value_not_in_options": (
-        "`default` {value} is not one of the option values: {allowed}.",
-        "`default` {value} 不在选项值中：{allowed}。",
+        "`default` {value} is not one of the option values: {allowed} (use the value, "
+        "not the label).",
+        "`default` {value} 不在选项值中：{allowed}（请使用 value，而不是 label）。",
     ),
     "default_list_invalid_items": (
         "`default` items {invalid_items} are not option values ({allowed}).",
@@ -75,6 +87,18 @@ _LENIENT: _Catalog = {
     "text_too_long": (
         "This text is {length} characters long; the limit is {limit}.",
         "该文本长度为 {length} 个字符，上限为 {limit}。",
+    ),
+    "note.field_ignored": (
+        "Field {field} was ignored: it has no meaning here.",
+        "字段 {field} 在此处无意义，已忽略。",
+    ),
+    "note.id_converted": (
+        "The number id was used as the string {id}; write ids as strings.",
+        "数字 id 已按字符串 {id} 使用；请把 id 写成字符串。",
+    ),
+    "note.default_duplicate_removed": (
+        "Default {value} was listed twice; the repeat was dropped.",
+        "默认值 {value} 重复出现，已去掉重复项。",
     ),
 }
 
@@ -281,7 +305,7 @@ _OTHER: _Catalog = {
 
 def _build_catalog() -> _Catalog:
     catalog: _Catalog = {}
-    for suffix, pair in _LENIENT.items():
+    for suffix, pair in _NORMALIZER.items():
         catalog[f"questionnaire.start.{suffix}"] = pair
         catalog[f"questionnaire.json.{suffix}"] = pair
     for suffix, pair in _TAGS.items():
@@ -303,6 +327,8 @@ _WORDS: dict[str, str] = {
     "empty string": "空字符串",
     "not a string or object": "不是字符串或对象",
     "duplicate value": "值重复",
+    "value must be a non-empty string": "value 必须是非空字符串",
+    "label must be a non-empty string": "label 必须是非空字符串",
 }
 
 

@@ -1,7 +1,7 @@
 """XML+JSON blocks: ``<name>{json}</name>`` requests and ``<name-response>`` answers.
 
-Requests are read leniently, exactly as ``questionnaire_async`` normalizes its
-arguments (DESIGN §4.6).  A block whose whole tags were entity-escaped
+Requests are read exactly as ``questionnaire_async`` normalizes its arguments
+(DESIGN §4.6): spec 000's aliases and ``{value, label}`` options, nothing looser.  A block whose whole tags were entity-escaped
 (``&lt;questionnaire&gt;``) is read too; its body is HTML-unescaped only when it is not
 valid JSON as written.  Prose outside a block is never decoded.
 """
