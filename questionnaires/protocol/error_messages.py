@@ -120,6 +120,11 @@ _TAGS: _Catalog = {
         "Invalid JSON at line {line}, column {column}: {problem}.",
         "JSON 语法错误（第 {line} 行第 {column} 列）：{problem}。",
     ),
+    "blocks.too_many": (
+        "This message has {count} protocol blocks; at most {limit} are read, the rest is "
+        "shown as text.",
+        "此消息包含 {count} 个协议块；最多读取 {limit} 个，其余内容按文本显示。",
+    ),
     "json.too_deep": (
         "The JSON body nests lists/objects more than {limit} levels deep.",
         "JSON 内容的数组/对象嵌套超过 {limit} 层。",

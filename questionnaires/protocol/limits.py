@@ -35,3 +35,8 @@ SHOWN_ITEMS = 10
 
 SHOWN_CHARS = 120
 """Characters of one value quoted in an error message."""
+
+MAX_BLOCKS = 20
+"""Protocol blocks per message.  Past it, the rest of the message is one invalid
+segment (``questionnaire.blocks.too_many`` / ``response.blocks.too_many``): each block
+costs a card to render and cuts the Markdown into another segment."""

@@ -16,6 +16,7 @@ from questionnaires.protocol import (
     questionnaire_async,
 )
 from questionnaires.protocol.limits import (
+    MAX_BLOCKS,
     MAX_ID_CHARS,
     MAX_OPTION_CHARS,
     MAX_OPTIONS,
@@ -295,3 +296,52 @@ def test_interactive_form_caps(arguments: dict[str, Any], expected: list[Any]) -
     want = [(f"interactive_form.{code}", path) for code, path in expected]
     assert _codes_paths(result.errors) == want
     assert all(len(e["message"]) < 400 for e in result.errors)
+
+
+# -- protocol blocks per message ---------------------------------------------------------
+
+
+def test_blocks_past_the_cap_become_one_invalid_tail() -> None:
+    content = "Intro " + "x <questionnaire/> " * (MAX_BLOCKS + 5) + "the end"
+    segments = parse_message(content, message_id="m")
+    assert "".join(s.raw for s in segments) == content
+    blocks = [s for s in segments if s.kind != "markdown"]
+    assert len(blocks) == MAX_BLOCKS + 1
+    tail = blocks[-1]
+    assert isinstance(tail, InvalidSegment)
+    assert tail.raw.startswith("<questionnaire/>") and tail.raw.endswith("the end")
+    assert tail.end == len(content)
+    assert tail.ordinal == MAX_BLOCKS + 1
+    assert _codes_paths(tail.errors) == [("questionnaire.blocks.too_many", "")]
+    assert tail.errors[0].details == {"count": MAX_BLOCKS + 5, "limit": MAX_BLOCKS}
+    assert all(b.errors[0].code == "questionnaire.tag.self_closing" for b in blocks[:-1])  # type: ignore[union-attr]
+
+
+def test_at_the_block_cap_nothing_changes() -> None:
+    content = "Intro " + "x <questionnaire/> " * MAX_BLOCKS
+    segments = parse_message(content, message_id="m")
+    assert all(
+        e.code == "questionnaire.tag.self_closing"
+        for s in segments
+        if isinstance(s, InvalidSegment)
+        for e in s.errors
+    )
+
+
+def test_response_blocks_past_the_cap() -> None:
+    envelope = (
+        '<questionnaire-response>{"questionnaire_id":"a","answers":[]}</questionnaire-response>'
+    )
+    content = envelope * (MAX_BLOCKS + 1)
+    segments = parse_message(content, message_id="m", role="user")
+    assert [s.kind for s in segments] == ["response"] * MAX_BLOCKS + ["invalid"]
+    assert _codes_paths(segments[-1].errors) == [("response.blocks.too_many", "")]  # type: ignore[union-attr]
+
+
+def test_many_blocks_are_cheap() -> None:
+    content = "x <questionnaire/> " * 10_000
+    start = time.perf_counter()
+    segments = parse_message(content, message_id="m")
+    assert time.perf_counter() - start < 0.5
+    assert len(segments) <= 2 * MAX_BLOCKS + 2
+    assert "".join(s.raw for s in segments) == content
