@@ -94,8 +94,57 @@ def test_user_role_reads_responses(tmp_path: Path) -> None:
     assert report["self_check"]["passed"] is True
 
 
+def _stdin(data: bytes) -> io.TextIOWrapper:
+    """A stand-in for ``sys.stdin``: text on top of a byte ``buffer``, like the real one."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+
+
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO(GOOD))
+    monkeypatch.setattr("sys.stdin", _stdin(GOOD.encode()))
     out = io.StringIO()
     call_command("questionnaire_lint", "-", stdout=out)
     assert "self-check: passed" in out.getvalue()
+
+
+CRLF = GOOD.replace("\n", "\r\n") + "Trailing\rcarriage\r\n"
+
+
+def _raws(out: io.StringIO) -> str:
+    return "".join(s["raw"] for s in json.loads(out.getvalue())["segments"])
+
+
+def test_crlf_file_segments_concatenate_to_its_exact_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.md"
+    path.write_bytes(CRLF.encode("utf-8"))
+    out = io.StringIO()
+    call_command("questionnaire_lint", str(path), "--json", stdout=out)
+    assert _raws(out).encode("utf-8") == path.read_bytes()
+    kinds = [s["kind"] for s in json.loads(out.getvalue())["segments"]]
+    assert kinds == ["markdown", "questionnaire", "markdown"]
+
+
+def test_crlf_stdin_segments_concatenate_to_its_exact_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = ("\ufeff" + CRLF).encode("utf-8")  # a byte-order mark is content too
+    monkeypatch.setattr("sys.stdin", _stdin(data))
+    out = io.StringIO()
+    call_command("questionnaire_lint", "-", "--json", stdout=out)
+    assert _raws(out).encode("utf-8") == data
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_invalid_utf8_exits_2(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"Intro \xff\xfe broken\n"
+    name = "-"
+    if source == "file":
+        path = tmp_path / "bad.md"
+        path.write_bytes(data)
+        name = str(path)
+    else:
+        monkeypatch.setattr("sys.stdin", _stdin(data))
+    with pytest.raises(CommandError) as info:
+        call_command("questionnaire_lint", name, stdout=io.StringIO())
+    assert info.value.returncode == 2
+    message = str(info.value)
+    assert "not valid UTF-8" in message and "byte 6" in message

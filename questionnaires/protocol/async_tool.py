@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .messages import is_zh
-from .normalize import normalize_arguments, question_from_dict
+from .error_messages import is_zh
+from .normalize import normalize, normalize_arguments, question_from_dict
 from .segments import Questionnaire, ToolResultInvalid
 
 START_PREFIX = "questionnaire.start"
@@ -20,9 +20,13 @@ def questionnaire_async(arguments: Any, *, lang: str = "zh-hans") -> dict[str, A
 
     Returns the success result (``status: awaiting_user_input``, normalized
     ``questions``, ``should_end: true``) or the ``INVALID_ARGUMENT`` failure with every
-    error.  Never raises, whatever ``arguments`` is.
+    error.  A success result gets ``notes`` (after ``message``) only when something was
+    accepted leniently (an ignored field, an integer id, a repeated default), so the
+    model learns about it; otherwise both shapes are exactly spec 000's.  Never raises,
+    whatever ``arguments`` is.
     """
-    title, questions, errors = normalize_arguments(arguments, prefix=START_PREFIX, lang=lang)
+    out = normalize(arguments, prefix=START_PREFIX, lang=lang)
+    title, questions, errors = out.title, out.questions, out.errors
     if errors:
         return {
             "success": False,
@@ -37,7 +41,7 @@ def questionnaire_async(arguments: Any, *, lang: str = "zh-hans") -> dict[str, A
     else:
         noun = "question" if count == 1 else "questions"
         message = f"Questionnaire started; waiting for the user's reply ({count} {noun})."
-    return {
+    result = {
         "success": True,
         "status": "awaiting_user_input",
         "validation_passed": True,
@@ -47,6 +51,9 @@ def questionnaire_async(arguments: Any, *, lang: str = "zh-hans") -> dict[str, A
         "should_end": True,
         "message": message,
     }
+    if out.notes:
+        result["notes"] = [note.to_dict() for note in out.notes]
+    return result
 
 
 def questionnaire_from_tool_result(

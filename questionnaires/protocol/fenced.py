@@ -3,14 +3,17 @@
 Top level exactly ``title`` + ``questions``; each question ``type`` (no aliases),
 ``text``, ``default``, choice ``options`` as plain strings, optional ``allow_other``.
 All problems of a block are reported together, each with a 1-based field path such as
-``questions[2].default[1]``.
+``questions[2].default[1]``.  The caps of ``limits.py`` are checked before items are
+looked at one by one, and option membership is a set look-up, so a block costs time
+linear in its size.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .messages import make_error, type_name
+from .error_messages import make_error, type_name
+from .limits import MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUESTIONS, MAX_TEXT_CHARS
 from .segments import Option, ProtocolError, Question, Questionnaire
 from .yaml_strict import YamlProblem, load_strict
 
@@ -27,6 +30,13 @@ class _Errors:
 
     def add(self, code: str, path: str, **details: Any) -> None:
         self.items.append(make_error(code, path, self.lang, **details))
+
+    def fits(self, value: str, limit: int, path: str) -> bool:
+        """False (and ``questionnaire.text.too_long``) when ``value`` is too long."""
+        if len(value) <= limit:
+            return True
+        self.add("questionnaire.text.too_long", path, length=len(value), limit=limit)
+        return False
 
 
 def _blank(value: Any) -> bool:
@@ -59,6 +69,8 @@ def validate_fenced(
     title = data.get("title")
     if _blank(title):
         errors.add("questionnaire.title.required", "title", received_type=type_name(title))
+    else:
+        errors.fits(str(title), MAX_TEXT_CHARS, "title")
     questions = _questions(data, errors)
     if errors.items:
         return tuple(errors.items)
@@ -79,6 +91,11 @@ def _questions(data: dict[str, Any], errors: _Errors) -> list[Question]:
         return []
     if not raw:
         errors.add("questionnaire.questions.empty", "questions")
+        return []
+    if len(raw) > MAX_QUESTIONS:
+        errors.add(
+            "questionnaire.questions.too_many", "questions", count=len(raw), limit=MAX_QUESTIONS
+        )
         return []
     result = []
     for index, item in enumerate(raw, start=1):
@@ -112,6 +129,8 @@ def _question(item: Any, index: int, errors: _Errors) -> Question | None:
     text = item.get("text")
     if _blank(text):
         errors.add("questionnaire.question.text_required", f"{path}.text")
+    else:
+        errors.fits(str(text), MAX_TEXT_CHARS, f"{path}.text")
     if "default" not in item:
         errors.add("questionnaire.default.required", f"{path}.default")
     if qtype in CHOICE_TYPES:
@@ -147,12 +166,19 @@ def _options(item: dict[str, Any], path: str, qtype: str, errors: _Errors) -> li
     if not raw:
         errors.add("questionnaire.options.empty", f"{path}.options")
         return None
+    if len(raw) > MAX_OPTIONS:
+        errors.add(
+            "questionnaire.options.too_many", f"{path}.options", count=len(raw), limit=MAX_OPTIONS
+        )
+        return None
     seen: set[str] = set()
     ok = True
     for index, option in enumerate(raw, start=1):
         opath = f"{path}.options[{index}]"
         if _blank(option):
             errors.add("questionnaire.option.invalid", opath, received_type=type_name(option))
+            ok = False
+        elif not errors.fits(option, MAX_OPTION_CHARS, opath):
             ok = False
         elif option in seen:
             errors.add("questionnaire.option.duplicate", opath, value=option)
@@ -168,6 +194,7 @@ def _choice_default(
     if "default" not in item:
         return "" if qtype == "single_choice" else ()
     default, dpath = item["default"], f"{path}.default"
+    known = frozenset(options or ())
     if qtype == "single_choice":
         if not isinstance(default, str):
             errors.add(
@@ -177,7 +204,7 @@ def _choice_default(
                 received_type=type_name(default),
             )
             return ""
-        if options is not None and default not in options:
+        if options is not None and default not in known:
             errors.add(
                 "questionnaire.default.not_in_options", dpath, value=default, allowed=options
             )
@@ -190,6 +217,9 @@ def _choice_default(
             received_type=type_name(default),
         )
         return ()
+    if len(default) > MAX_OPTIONS:
+        errors.add("questionnaire.options.too_many", dpath, count=len(default), limit=MAX_OPTIONS)
+        return ()
     for index, value in enumerate(default, start=1):
         ipath = f"{dpath}[{index}]"
         if not isinstance(value, str):
@@ -199,7 +229,7 @@ def _choice_default(
                 expected="a string",
                 received_type=type_name(value),
             )
-        elif options is not None and value not in options:
+        elif options is not None and value not in known:
             errors.add("questionnaire.default.not_in_options", ipath, value=value, allowed=options)
     return tuple(str(v) for v in default)
 
@@ -218,6 +248,7 @@ def _text_default(item: dict[str, Any], path: str, errors: _Errors) -> str:
             received_type=type_name(default),
         )
         return ""
+    errors.fits(default, MAX_TEXT_CHARS, f"{path}.default")
     return default
 
 

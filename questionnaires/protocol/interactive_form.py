@@ -14,6 +14,8 @@ Pure Python (standard library only).  Two steps, kept apart so each is easy to r
 2. **Strict validation** — non-empty ``questions``; ids non-blank and unique; non-empty
    question text; choice questions need options, text questions have none; option
    values non-blank and unique; defaults must be option values; booleans are booleans.
+   The caps of ``limits.py`` (questions, options, text lengths) are checked before items
+   are looked at one by one; every membership test is a dict or set look-up.
 
 Errors accumulate (every problem is reported at once, so a model can fix them all in one
 retry) as ``{"code", "path", "message"}`` dicts.  Paths are **1-based** like
@@ -33,15 +35,23 @@ Normalized question (what ``render_payload.questions`` holds)::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from .interactive_form_messages import EXPECTED as _EXPECTED
 from .interactive_form_messages import MESSAGES as _MESSAGES
+from .limits import (
+    MAX_ID_CHARS,
+    MAX_OPTION_CHARS,
+    MAX_OPTIONS,
+    MAX_QUESTIONS,
+    MAX_TEXT_CHARS,
+    SHOWN_CHARS,
+    SHOWN_ITEMS,
+)
 
 PREFIX = "interactive_form"
-MAX_QUESTIONS = 50
-MAX_OPTIONS = 100
 MAX_TEXT_ANSWER = 10_000
 
 QUESTION_TEXT_KEYS = ("question", "title", "text", "prompt", "label")
@@ -122,8 +132,22 @@ def _received(value: Any) -> str:
     return type(value).__name__
 
 
+def _allowed(values: list[str]) -> str:
+    """The option values quoted in a message: the first ``SHOWN_ITEMS`` of them."""
+    shown = ", ".join(_show(v) for v in values[:SHOWN_ITEMS])
+    more = len(values) - SHOWN_ITEMS
+    return f"{shown}, … (+{more})" if more > 0 else shown
+
+
 def _show(value: Any) -> str:
-    return repr(value) if not isinstance(value, str) else f"“{value}”"
+    """A value quoted in a message, clipped so messages never grow with the input."""
+    if isinstance(value, str):
+        return f"“{value[:SHOWN_CHARS]}…”" if len(value) > SHOWN_CHARS else f"“{value}”"
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int) and -(10**15) < value < 10**15:
+        return repr(value)
+    return _received(value)
 
 
 class _Errors:
@@ -137,6 +161,13 @@ class _Errors:
             details["expected"] = _EXPECTED[details["expected"]][1 if self.zh else 0]
         message = (chinese if self.zh else english).format(**details)
         self.items.append({"code": f"{PREFIX}.{suffix}", "path": path, "message": message})
+
+    def fits(self, value: str, limit: int, path: str) -> bool:
+        """False (and ``text_too_long``) when ``value`` is longer than ``limit``."""
+        if len(value) <= limit:
+            return True
+        self.add("text_too_long", path, length=len(value), limit=limit)
+        return False
 
 
 def normalize_interactive_form(arguments: Any, *, lang: str = "en") -> FormNormalization:
@@ -183,6 +214,8 @@ def _question(item: Any, n: int, seen: dict[str, int], errors: _Errors) -> dict[
     if not isinstance(text, str) or not text.strip():
         errors.add("question_text_required", f"{path}.question")
         text = ""
+    elif not errors.fits(text.strip(), MAX_TEXT_CHARS, f"{path}.question"):
+        text = ""
     input_type, implied_multi, multiline = _input_type(item, path, errors)
     multi = _flag(item, MULTI_KEYS, path, errors)
     required = _flag(item, ("required",), path, errors)
@@ -214,12 +247,14 @@ def _question_id(
     raw = item.get("id")
     if raw is None:
         qid = f"q{n}"
-    elif isinstance(raw, int) and not isinstance(raw, bool):
-        qid = str(raw)
+    elif isinstance(raw, int) and not isinstance(raw, bool) and _number_text(raw):
+        qid = _number_text(raw)
     elif isinstance(raw, str) and raw.strip():
         qid = raw.strip()
     else:
         errors.add("question_id_blank", f"{path}.id")
+        return ""
+    if not errors.fits(qid, MAX_ID_CHARS, f"{path}.id"):
         return ""
     if qid in seen:
         errors.add("question_id_duplicate", f"{path}.id", id=_show(qid), first=seen[qid])
@@ -254,6 +289,8 @@ def _string_field(item: dict[str, Any], name: str, path: str, errors: _Errors) -
     if not isinstance(raw, str):
         errors.add("text_field_invalid", f"{path}.{name}", name=name, received=_received(raw))
         return ""
+    if not errors.fits(raw.strip(), MAX_TEXT_CHARS, f"{path}.{name}"):
+        return ""
     return raw.strip()
 
 
@@ -271,6 +308,9 @@ def _options(raw: Any, path: str, errors: _Errors) -> list[dict[str, str]]:
         if option is None:
             errors.add("option_invalid", f"{path}.options[{n}]")
             continue
+        opath = f"{path}.options[{n}]"
+        if not all(errors.fits(option[k], MAX_OPTION_CHARS, opath) for k in ("label", "value")):
+            continue
         value = option["value"]
         if value in seen:
             errors.add(
@@ -285,11 +325,21 @@ def _options(raw: Any, path: str, errors: _Errors) -> list[dict[str, str]]:
     return options
 
 
+def _number_text(value: float) -> str:
+    """A number as option text; "" for ones no one types (huge, inf, nan): ``str()`` of
+    an integer of thousands of digits even raises."""
+    if isinstance(value, int) and -(10**15) < value < 10**15:
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and abs(value) < 1e15:
+        return str(value)
+    return ""
+
+
 def _scalar(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return str(value)
+        return _number_text(value) or None
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None
@@ -323,7 +373,7 @@ def _default(
         if not isinstance(raw, str):
             errors.add("default_invalid", where, expected="string", received=_received(raw))
             return None
-        return raw
+        return raw if errors.fits(raw, MAX_TEXT_CHARS, where) else None
     if not options:
         return [] if multi else None  # the options error is already reported
     by_label = {o["label"]: o["value"] for o in options}
@@ -332,8 +382,11 @@ def _default(
     if not multi and isinstance(raw, list):
         errors.add("default_invalid", where, expected="option", received="array")
         return None
+    if len(items) > MAX_OPTIONS:
+        errors.add("options_too_many", where, limit=MAX_OPTIONS, count=len(items))
+        return []
     chosen: list[str] = []
-    allowed = ", ".join(_show(o["value"]) for o in options)
+    allowed = _allowed([o["value"] for o in options])
     for entry in items:
         text = _scalar(entry)
         value = text if text in values else by_label.get(text or "")
@@ -390,7 +443,7 @@ def _answer(question: dict[str, Any], raw: Any, errors: _Errors) -> str | list[s
             return None
         return raw
     values = [o["value"] for o in question["options"]]
-    allowed = ", ".join(_show(v) for v in values)
+    allowed = _allowed(values)
     if question["multi_select"]:
         items = [] if raw is None or raw == "" else [raw] if isinstance(raw, str) else raw
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):

@@ -52,6 +52,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "At most {limit} options are allowed (got {count}).",
         "最多允许 {limit} 个选项（实际 {count} 个）。",
     ),
+    "text_too_long": (
+        "This text is {length} characters long; the limit is {limit}.",
+        "该文本长度为 {length} 个字符，上限为 {limit}。",
+    ),
     "option_invalid": (
         "Each option must be a non-empty string or a {{label, value}} object.",
         "每个选项必须是非空字符串或 {{label, value}} 对象。",

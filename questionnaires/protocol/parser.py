@@ -4,11 +4,13 @@ segments (DESIGN §4.2–4.9).  The renderer, self-check and the lint command al
 
 from __future__ import annotations
 
+from .error_messages import make_error
 from .fenced import validate_fenced
-from .messages import make_error
+from .limits import MAX_BLOCKS
 from .names import RENDERED_NAMES, SELF_CHECK_NAMES, response_names
 from .scanner import RawBlock, scan
 from .segments import (
+    Encoding,
     InvalidSegment,
     MarkdownSegment,
     ProtocolError,
@@ -76,6 +78,9 @@ def parse_with_names(
     for ordinal, block in enumerate(blocks, start=1):
         if block.start > last:
             segments.append(MarkdownSegment(content[last : block.start], last, block.start))
+        if ordinal > MAX_BLOCKS:
+            segments.append(_too_many(content, block, len(blocks), role, lang))
+            return segments
         segments.append(_segment(content, block, ordinal, f"{message_id}_q{ordinal}", role, lang))
         last = block.end
     if last < len(content):
@@ -113,6 +118,19 @@ def _segment(
             questionnaire=result,
         )
     return InvalidSegment(raw, block.start, block.end, block.name, encoding, result, ordinal)  # type: ignore[arg-type]
+
+
+def _too_many(content: str, block: RawBlock, count: int, role: str, lang: str) -> Segment:
+    """The rest of the message from the first block past ``MAX_BLOCKS``: one invalid
+    segment, so a message of thousands of blocks costs a bounded number of cards and
+    Markdown segments (its raw text is still shown, nothing is lost)."""
+    prefix = "response" if role == "user" else "questionnaire"
+    error = make_error(f"{prefix}.blocks.too_many", "", lang, count=count, limit=MAX_BLOCKS)
+    encoding: Encoding = "yaml" if block.kind == "fence" else "json"
+    end = len(content)
+    return InvalidSegment(
+        content[block.start :], block.start, end, block.name, encoding, (error,), MAX_BLOCKS + 1
+    )
 
 
 def _structural(block: RawBlock, prefix: str, lang: str) -> tuple[ProtocolError, ...]:

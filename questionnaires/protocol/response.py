@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .messages import is_zh, make_error, type_name
+from .error_messages import is_zh, make_error, type_name
 from .names import OTHER_VALUE, envelope_type, response_tag
 from .segments import AnswerInvalid, BuiltResponse, ProtocolError, Question, Questionnaire
 

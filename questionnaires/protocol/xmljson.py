@@ -1,7 +1,7 @@
 """XML+JSON blocks: ``<name>{json}</name>`` requests and ``<name-response>`` answers.
 
-Requests are read leniently, exactly as ``questionnaire_async`` normalizes its
-arguments (DESIGN §4.6).  A block whose whole tags were entity-escaped
+Requests are read exactly as ``questionnaire_async`` normalizes its arguments
+(DESIGN §4.6): spec 000's aliases and ``{value, label}`` options, nothing looser.  A block whose whole tags were entity-escaped
 (``&lt;questionnaire&gt;``) is read too; its body is HTML-unescaped only when it is not
 valid JSON as written.  Prose outside a block is never decoded.
 """
@@ -12,7 +12,8 @@ import html
 import json
 from typing import Any
 
-from .messages import make_error, type_name
+from .error_messages import make_error, type_name
+from .limits import MAX_DEPTH
 from .names import RESPONSE_TYPES
 from .normalize import normalize_arguments, question_from_dict
 from .segments import ProtocolError, Questionnaire
@@ -29,7 +30,13 @@ class JsonProblem(Exception):
 def load_json_object(
     body: str, *, prefix: str, lang: str, escaped: bool, first_line: int
 ) -> dict[str, Any]:
-    """Parse a JSON object body or raise :class:`JsonProblem` (``{prefix}.json.*``)."""
+    """Parse a JSON object body or raise :class:`JsonProblem` (``{prefix}.json.*``).
+
+    Nesting deeper than ``MAX_DEPTH`` is ``{prefix}.json.too_deep`` whether the decoder
+    gave up (``RecursionError``) or the depth check below found it, so nothing deep ever
+    reaches the validators, the templates or ``json.dumps``.  An integer too long for
+    ``int()`` is a syntax error.
+    """
     size = len(body.encode("utf-8"))
     if size > MAX_BYTES:
         raise JsonProblem(
@@ -48,19 +55,36 @@ def load_json_object(
         )
         raise JsonProblem(error) from None
     except RecursionError:
+        raise JsonProblem(_too_deep(prefix, lang)) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
         error = make_error(
-            f"{prefix}.json.syntax",
-            "",
-            lang,
-            line=first_line,
-            column=1,
-            problem="nested too deeply",
+            f"{prefix}.json.syntax", "", lang, line=first_line, column=1, problem=str(exc)[:80]
         )
         raise JsonProblem(error) from None
+    if _deeper_than(data, MAX_DEPTH):
+        raise JsonProblem(_too_deep(prefix, lang))
     if not isinstance(data, dict):
         error = make_error(f"{prefix}.json.not_object", "", lang, received_type=type_name(data))
         raise JsonProblem(error)
     return data
+
+
+def _too_deep(prefix: str, lang: str) -> ProtocolError:
+    return make_error(f"{prefix}.json.too_deep", "", lang, limit=MAX_DEPTH)
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """True when lists/objects nest more than ``limit`` levels (iterative: no recursion)."""
+    if not isinstance(data, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
 
 
 def _loads(body: str, escaped: bool) -> Any:

@@ -5,7 +5,8 @@ PyYAML speaks YAML 1.1, where ``yes``/``no``/``on``/``off`` are booleans and
 (libyaml's C parser when available), resolving plain scalars with the YAML 1.2 core
 schema only.  Anchors, aliases and explicit tags are rejected outright, so there is no
 alias bomb and no custom type; duplicate keys and non-string keys are errors; the
-payload is capped at 64 KiB before parsing.
+payload is capped at 64 KiB before parsing and collections may nest ``MAX_DEPTH``
+levels (the builder is iterative, and nothing deep reaches the validator).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import re
 from typing import Any
 
 import yaml
+
+from .limits import MAX_DEPTH
 
 MAX_BYTES = 64 * 1024
 
@@ -47,7 +50,10 @@ def resolve_plain(value: str) -> Any:
     if value in _BOOL:
         return _BOOL[value]
     if _INT_RE.match(value):
-        return int(value)
+        try:
+            return int(value)
+        except ValueError:  # more digits than int() converts: still a number
+            return float(value)
     if _OCT_RE.match(value):
         return int(value[2:], 8)
     if _HEX_RE.match(value):
@@ -100,6 +106,8 @@ class _Builder:
             raise YamlProblem("questionnaire.yaml.not_block", line=_line(event))
         if self.stack and self.stack[-1][1] is _UNSET and isinstance(self.stack[-1][0], dict):
             raise YamlProblem("questionnaire.yaml.key_invalid", line=_line(event))
+        if len(self.stack) >= MAX_DEPTH:
+            raise YamlProblem("questionnaire.yaml.too_deep", line=_line(event), limit=MAX_DEPTH)
         container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
         self.stack.append([container, _UNSET])
 

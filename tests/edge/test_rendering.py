@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import time
 
-from chat.rendering import markdown_to_html
+import pytest
+from django.utils.html import escape
+from markdown_it import MarkdownIt
+
+from bench.corpus import realistic_messages
+from chat.rendering import MarkdownBudget, markdown_cost, markdown_to_html
 from tests.support.htmlcheck import assert_inert
+
+_LINK_ATTRS = '<a rel="noopener noreferrer nofollow" target="_blank" href='
 
 XSS = [
     "<script>alert(1)</script>",
@@ -34,3 +41,93 @@ def test_markdown_basics_and_safe_links():
     assert 'href="https://example.com"' in html
     assert 'rel="noopener noreferrer nofollow"' in html
     assert "<table>" in html
+
+
+# -- work budget: hostile Markdown costs a bounded amount --------------------------------
+
+HOSTILE = {
+    "images 99500": "![" * 99500,
+    "brackets 50000": "[" * 50000,
+    "nested brackets": "[" * 20000 + "]" * 20000,
+    "asterisks": "*" * 100000,
+    "underscores": "_" * 200000,
+    "backticks": "`" * 200000,
+    "backtick pairs": "`a" * 100000,
+    "emphasis": "**a" * 60000,
+    "quotes": "> " * 5000,
+    "list markers": "- " * 5000,
+    "nested quote lines": "".join("> " * (i % 60) + "a\n" for i in range(5000)),
+    "nested ordered lists": ("1) " * 30 + "a\n") * 3000,
+    "lines": "a\n" * 100000,
+    "paragraphs": "a\n\n" * 60000,
+    "table": "| a | b |\n|---|---|\n" + "| x | y |\n" * 20000,
+    "wide table": "|" + "a|" * 30000 + "\n|" + "-|" * 30000 + "\n|" + "x|" * 30000 + "\n",
+    "fences": "```\nx\n```\n" * 20000,
+    "links": "[a](b) " * 30000,
+    "entities": "&amp;" * 40000,
+    "angle brackets": "<a" * 100000,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_markdown_is_fast_and_keeps_the_text(name):
+    text = HOSTILE[name]
+    start = time.perf_counter()
+    html = markdown_to_html(text)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, f"{name}: {elapsed:.2f} s"
+    assert_inert(html)
+    if 'class="md-over-budget' in html:
+        assert escape(text) in html  # the whole text, escaped, nothing dropped
+
+
+@pytest.mark.parametrize("name", ["images 99500", "brackets 50000", "emphasis", "table"])
+def test_over_budget_text_is_shown_escaped(name):
+    text = HOSTILE[name]
+    html = markdown_to_html(text)
+    assert html.startswith('<pre class="md-over-budget">')
+    assert escape(text) in html
+
+
+def test_over_budget_html_is_escaped():
+    text = "<script>alert(1)</script>\n" * 20000
+    html = markdown_to_html(text)
+    assert "md-over-budget" in html
+    assert "<script>" not in html
+    assert_inert(html)
+
+
+def test_normal_messages_are_unaffected():
+    plain = MarkdownIt("js-default").enable("table").enable("strikethrough")
+    for text in realistic_messages():
+        html = markdown_to_html(text)
+        assert "md-over-budget" not in html
+        assert html == plain.render(text).replace("<a href=", _LINK_ATTRS)
+
+
+def test_a_long_ordinary_message_is_still_markdown():
+    text = "".join(realistic_messages(count=12, seed=7))  # about 120 KB
+    assert len(text) > 100_000
+    assert "md-over-budget" not in markdown_to_html(text)
+
+
+def test_a_shared_budget_bounds_a_whole_message():
+    """Many segments each under the budget: one MarkdownBudget for all of them keeps
+    the whole message bounded (the rest is escaped once it is spent)."""
+    budget = MarkdownBudget()
+    segment = "**a" * 3000
+    start = time.perf_counter()
+    parts = [budget(segment) for _ in range(60)]
+    assert time.perf_counter() - start < 1.5
+    assert "md-over-budget" not in parts[0]
+    assert "md-over-budget" in parts[-1]
+    assert all(escape(segment) in p for p in parts if "md-over-budget" in p)
+
+
+def test_markdown_cost_is_linear_and_cheap():
+    text = "[x](y) **b** `c`\n" * 12800  # 32 x 6800 characters: the length term is exact
+    start = time.perf_counter()
+    cost = markdown_cost(text)
+    assert time.perf_counter() - start < 0.05
+    assert cost == markdown_cost(text[: len(text) // 2]) * 2
+    assert markdown_cost("plain words only " * 100) == len("plain words only " * 100) // 32

@@ -152,3 +152,16 @@ def test_unclosed_questionnaire_fence_renders_as_code_but_fails_self_check() -> 
         result = self_check(reply)
         assert not result.passed, reply
         assert [i.code for i in result.issues] == ["questionnaire.fence.unclosed"]
+
+
+def test_the_diagnostic_lists_a_bounded_number_of_issues() -> None:
+    options = "".join(f"      - {i}\n" for i in range(100))  # numbers: 100 option errors
+    question = f"  - type: single_choice\n    text: Q\n    options:\n{options}    default: x\n"
+    reply = "Intro.\n\n```questionnaire\ntitle: T\nquestions:\n" + question * 5 + "```\n"
+    for lang, more in (("en", "and 450 more"), ("zh-hans", "另有 450 个")):
+        result = self_check(reply, lang=lang)
+        assert len(result.issues) == 500  # every issue is kept for the lint/admin views
+        assert result.diagnostic is not None
+        assert result.diagnostic.count("\n- ") == 50
+        assert more in result.diagnostic
+        assert len(result.diagnostic) < 10_000

@@ -55,12 +55,25 @@ class Command(BaseCommand):
 
 
 def _read(name: str) -> str:
+    """The message exactly as stored: bytes decoded as UTF-8, with no newline
+    translation, so the segments' raw texts concatenate back to the input's bytes
+    (CRLF and a byte-order mark included).  Invalid UTF-8 is bad usage (exit 2)."""
     if name == "-":
-        return sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+        where = "standard input"
+    else:
+        try:
+            data = Path(name).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {name}: {exc}", returncode=2) from exc
+        where = name
     try:
-        return Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot read {name}: {exc}", returncode=2) from exc
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(
+            f"{where} is not valid UTF-8 (byte {exc.start}: {exc.reason})", returncode=2
+        ) from exc
 
 
 def _issues(

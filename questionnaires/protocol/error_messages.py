@@ -2,25 +2,37 @@
 
 The code is the contract; the message is for people and models.  Placeholders are
 filled from the error's ``details`` dict.  The full code table is in ``README.md``.
+(Named ``error_messages`` so it is never confused with the chat's ``Message`` model.)
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
+from .limits import SHOWN_CHARS, SHOWN_ITEMS
 from .segments import ProtocolError
 
 _Catalog = dict[str, tuple[str, str]]
 
-# Messages shared by questionnaire_async (``questionnaire.start.*``) and the lenient
-# XML+JSON reader (``questionnaire.json.*``): one normalizer, one wording.
-_LENIENT: _Catalog = {
+# Messages shared by questionnaire_async (``questionnaire.start.*``) and the XML+JSON
+# reader (``questionnaire.json.*``): one normalizer, one wording.  ``note.*`` are not
+# errors: they say what was accepted leniently.
+_NORMALIZER: _Catalog = {
     "questions_must_be_list": (
         "`questions` must be a list of question objects (got {received_type}).",
         "`questions` 必须是问题对象数组（实际为 {received_type}）。",
     ),
     "questions_empty": ("`questions` must not be empty.", "`questions` 不能为空数组。"),
+    "title_invalid": (
+        "`title` must be a string (got {received_type}); leave it out for no title.",
+        "`title` 必须是字符串（实际为 {received_type}）；不需要标题时请省略该字段。",
+    ),
+    "question_id_invalid": (
+        "`id` must be a non-empty string (got {received_type}); leave it out to get q1, q2….",
+        "`id` 必须是非空字符串（实际为 {received_type}）；省略时自动生成 q1、q2……",
+    ),
     "question_not_object": (
         "Each question must be an object (got {received_type}).",
         "每个问题必须是对象（实际为 {received_type}）。",
@@ -42,16 +54,19 @@ _LENIENT: _Catalog = {
         "{type} 题必须提供非空的 `options` 数组。",
     ),
     "question_option_invalid": (
-        "Invalid option ({reason}); use a non-empty string or {{value, label}}.",
-        "选项无效（{reason}）；请使用非空字符串或 {{value, label}} 对象。",
+        "Invalid option ({reason}); use a non-empty string or {{value, label}} with two "
+        "non-empty strings.",
+        "选项无效（{reason}）；请使用非空字符串，或 value、label 均为非空字符串的 "
+        "{{value, label}} 对象。",
     ),
     "default_type_invalid": (
         "`default` must be {expected} for a {type} question (got {received_type}).",
         "{type} 题的 `default` 必须是{expected}（实际为 {received_type}）。",
     ),
     "default_value_not_in_options": (
-        "`default` {value} is not one of the option values: {allowed}.",
-        "`default` {value} 不在选项值中：{allowed}。",
+        "`default` {value} is not one of the option values: {allowed} (use the value, "
+        "not the label).",
+        "`default` {value} 不在选项值中：{allowed}（请使用 value，而不是 label）。",
     ),
     "default_list_invalid_items": (
         "`default` items {invalid_items} are not option values ({allowed}).",
@@ -60,6 +75,30 @@ _LENIENT: _Catalog = {
     "allow_other_type_invalid": (
         "`allow_other` must be true or false (got {received_type}).",
         "`allow_other` 必须是布尔值（实际为 {received_type}）。",
+    ),
+    "questions_too_many": (
+        "At most {limit} questions are allowed (got {count}).",
+        "最多允许 {limit} 个问题（实际 {count} 个）。",
+    ),
+    "options_too_many": (
+        "At most {limit} options are allowed (got {count}).",
+        "最多允许 {limit} 个选项（实际 {count} 个）。",
+    ),
+    "text_too_long": (
+        "This text is {length} characters long; the limit is {limit}.",
+        "该文本长度为 {length} 个字符，上限为 {limit}。",
+    ),
+    "note.field_ignored": (
+        "Field {field} was ignored: it has no meaning here.",
+        "字段 {field} 在此处无意义，已忽略。",
+    ),
+    "note.id_converted": (
+        "The number id was used as the string {id}; write ids as strings.",
+        "数字 id 已按字符串 {id} 使用；请把 id 写成字符串。",
+    ),
+    "note.default_duplicate_removed": (
+        "Default {value} was listed twice; the repeat was dropped.",
+        "默认值 {value} 重复出现，已去掉重复项。",
     ),
 }
 
@@ -80,6 +119,15 @@ _TAGS: _Catalog = {
     "json.syntax": (
         "Invalid JSON at line {line}, column {column}: {problem}.",
         "JSON 语法错误（第 {line} 行第 {column} 列）：{problem}。",
+    ),
+    "blocks.too_many": (
+        "This message has {count} protocol blocks; at most {limit} are read, the rest is "
+        "shown as text.",
+        "此消息包含 {count} 个协议块；最多读取 {limit} 个，其余内容按文本显示。",
+    ),
+    "json.too_deep": (
+        "The JSON body nests lists/objects more than {limit} levels deep.",
+        "JSON 内容的数组/对象嵌套超过 {limit} 层。",
     ),
     "json.not_object": (
         "The JSON body must be an object (got {received_type}).",
@@ -119,6 +167,10 @@ _FENCED: _Catalog = {
     "questionnaire.yaml.tag_forbidden": (
         "YAML tags such as {tag} are not allowed.",
         "不允许使用 YAML 标签（如 {tag}）。",
+    ),
+    "questionnaire.yaml.too_deep": (
+        "The YAML nests collections more than {limit} levels deep.",
+        "YAML 集合嵌套超过 {limit} 层。",
     ),
     "questionnaire.yaml.duplicate_key": ("Key {key} appears twice.", "键 {key} 重复出现。"),
     "questionnaire.yaml.key_invalid": ("Mapping keys must be strings.", "映射的键必须是字符串。"),
@@ -183,6 +235,18 @@ _FENCED: _Catalog = {
         "`allow_other` must be true or false (got {received_type}).",
         "`allow_other` 必须是 true 或 false（实际为 {received_type}）。",
     ),
+    "questionnaire.questions.too_many": (
+        "At most {limit} questions are allowed (got {count}).",
+        "最多允许 {limit} 个问题（实际 {count} 个）。",
+    ),
+    "questionnaire.options.too_many": (
+        "At most {limit} options are allowed (got {count}).",
+        "最多允许 {limit} 个选项（实际 {count} 个）。",
+    ),
+    "questionnaire.text.too_long": (
+        "This text is {length} characters long; the limit is {limit}.",
+        "该文本长度为 {length} 个字符，上限为 {limit}。",
+    ),
     "questionnaire.allow_other.forbidden": (
         "A free_text question must not have `allow_other`.",
         "free_text 题不能有 `allow_other`。",
@@ -246,7 +310,7 @@ _OTHER: _Catalog = {
 
 def _build_catalog() -> _Catalog:
     catalog: _Catalog = {}
-    for suffix, pair in _LENIENT.items():
+    for suffix, pair in _NORMALIZER.items():
         catalog[f"questionnaire.start.{suffix}"] = pair
         catalog[f"questionnaire.json.{suffix}"] = pair
     for suffix, pair in _TAGS.items():
@@ -268,6 +332,8 @@ _WORDS: dict[str, str] = {
     "empty string": "空字符串",
     "not a string or object": "不是字符串或对象",
     "duplicate value": "值重复",
+    "value must be a non-empty string": "value 必须是非空字符串",
+    "label must be a non-empty string": "label 必须是非空字符串",
 }
 
 
@@ -288,15 +354,27 @@ _PLAIN_KEYS = frozenset(
 
 
 def _show(value: Any, zh: bool, plain: bool) -> str:
+    """``value`` for a message: lists and strings are clipped (``limits.SHOWN_*``), so
+    a message never grows with the input; ``details`` keep the full value."""
     if isinstance(value, list | tuple):
-        return ", ".join(_show(v, zh, plain) for v in value) or "—"
+        shown = ", ".join(_scalar(v, zh, plain) for v in value[:SHOWN_ITEMS]) or "—"
+        more = len(value) - SHOWN_ITEMS
+        return f"{shown}, … (+{more})" if more > 0 else shown
+    return _scalar(value, zh, plain)
+
+
+def _scalar(value: Any, zh: bool, plain: bool) -> str:
+    """One value; a nested list or object is named by its type, never recursed into."""
     if isinstance(value, str):
+        text = value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
         if plain:
-            return _WORDS.get(value, value) if zh else value
-        return json.dumps(value, ensure_ascii=False)
-    if value is None or isinstance(value, bool | dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return str(value)
+            return _WORDS.get(text, text) if zh else text
+        return json.dumps(text, ensure_ascii=False)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) or (isinstance(value, int) and -(10**15) < value < 10**15):
+        return str(value)
+    return type_name(value)  # huge ints (str() may refuse them), lists, objects
 
 
 def render(code: str, details: dict[str, Any], lang: str) -> str:
@@ -310,8 +388,30 @@ def render(code: str, details: dict[str, Any], lang: str) -> str:
 
 
 def make_error(code: str, path: str, lang: str, **details: Any) -> ProtocolError:
-    """Build a :class:`ProtocolError` with its localized message."""
-    return ProtocolError(code=code, path=path, message=render(code, details, lang), details=details)
+    """Build a :class:`ProtocolError` with its localized message.
+
+    ``details`` are made JSON-safe and shallow first: a nested list or object (however
+    deep the input was) becomes ``"<array>"``/``"<object>"``, an integer too big for
+    ``json.dumps`` ``"<number>"``, so serializing an error never recurses or fails.
+    """
+    safe = {key: _safe_detail(value) for key, value in details.items()}
+    return ProtocolError(code=code, path=path, message=render(code, safe, lang), details=safe)
+
+
+def _safe_detail(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_safe_scalar(item) for item in value]
+    return _safe_scalar(value)
+
+
+def _safe_scalar(value: Any) -> Any:
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) < value < 2**63 else "<number>"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    return f"<{type_name(value)}>"
 
 
 def type_name(value: Any) -> str:
