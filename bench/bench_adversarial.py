@@ -9,9 +9,8 @@ own settings (the other bench modules set Django up in this process).
 
 - `adversarial_worst_render_seconds`: the slowest case (best of 3 runs each).
 - `adversarial_split_render_seconds`: a message cut into many Markdown segments, each
-  under the per-call budget, rendered as the chat does today (a fresh budget per
-  segment); `adversarial_split_shared_budget_seconds`: the same with one
-  ``MarkdownBudget`` for the whole message, as ``render_message`` could pass it.
+  under the per-call budget: ``render_message`` gives all the segments of a message one
+  ``MarkdownBudget``, so the message as a whole stays bounded.
 - `markdown_budget_overhead_ratio`: ``markdown_to_html`` (budgeted) against plain
   markdown-it ``js-default`` on the realistic corpus of ``bench_protocol``.
 
@@ -168,17 +167,16 @@ def _child() -> dict[str, Any]:
     from questionnaires.inline.presenter import MessageInput, MessageState
     from questionnaires.inline.render import render_message
 
-    def render(role: str, content: str, markdown: Callable[[str], str]) -> None:
+    def render(role: str, content: str) -> None:
         message = MessageInput(id=1, role=role, content=content)
-        render_message(message, MessageState(), markdown=markdown, lang="en")
+        render_message(message, MessageState(), markdown=MarkdownBudget, lang="en")
 
     timings = {
-        name: _best(lambda r=role, c=content: render(r, c, markdown_to_html))
+        name: _best(lambda r=role, c=content: render(r, c))
         for name, (role, content) in cases().items()
     }
     split = split_message()
-    split_today = _best(lambda: render("assistant", split, markdown_to_html))
-    split_shared = _best(lambda: render("assistant", split, MarkdownBudget()))
+    split_time = _best(lambda: render("assistant", split))
 
     plain_md = MarkdownIt("js-default").enable("table").enable("strikethrough")
     corpus = realistic_messages()
@@ -188,8 +186,7 @@ def _child() -> dict[str, Any]:
         budgeted = min(budgeted, _best(lambda: [markdown_to_html(t) for t in corpus], 2))
     return {
         "timings": timings,
-        "split_today": split_today,
-        "split_shared": split_shared,
+        "split": split_time,
         "overhead": budgeted / plain,
     }
 
@@ -230,16 +227,10 @@ def _results(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "note": f"worst of {len(timings)} cases: {worst}",
         },
         "adversarial_split_render_seconds": {
-            "value": round(data["split_today"], 3),
-            "unit": "s",
-            "target": None,
-            "note": "200k chars of under-budget Markdown segments, a budget per segment",
-        },
-        "adversarial_split_shared_budget_seconds": {
-            "value": round(data["split_shared"], 3),
+            "value": round(data["split"], 3),
             "unit": "s",
             "target": 0.5,
-            "note": "the same message with one MarkdownBudget for all its segments",
+            "note": "200k chars of under-budget Markdown segments: one budget per message",
         },
         "markdown_budget_overhead_ratio": {
             "value": round(data["overhead"], 3),

@@ -12,7 +12,7 @@ from django.utils.safestring import SafeString
 
 from chat.core import selectors
 from chat.core.models import Conversation, Message, Role
-from chat.rendering import markdown_to_html
+from chat.rendering import MarkdownBudget
 from questionnaires.asks.presenters import state_panel_for
 from questionnaires.inline import selectors as questionnaire_selectors
 from questionnaires.inline.presenter import Draft, MessageInput, MessageState, async_calls
@@ -115,14 +115,14 @@ def _items(
             MessageState(interactive=live, answered=answered.get(m.pk, {}), submit_url=url)
         )
     lang = translation.get_language() or "en"
-    rendered = render_messages(inputs, states, markdown=markdown_to_html, lang=lang)
+    rendered = render_messages(inputs, states, markdown=MarkdownBudget, lang=lang)
     if draft is not None:
         for index, m in enumerate(messages):
             if m.pk == draft[0]:
                 rendered[index] = render_message(
                     inputs[index],
                     states[index],
-                    markdown=markdown_to_html,
+                    markdown=MarkdownBudget,
                     lang=lang,
                     draft=draft[1],
                 )

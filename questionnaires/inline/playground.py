@@ -63,7 +63,7 @@ def playground_result(content: str, *, role: str, lang: str) -> PlaygroundResult
         )
     message = MessageInput(id="playground", role=role, content=content)
     rendered = render_message(
-        message, MessageState(preview=True), markdown=plain_markdown, lang=lang
+        message, MessageState(preview=True), markdown=lambda: plain_markdown, lang=lang
     )
     check = self_check(content, lang=lang) if role == "assistant" and content.strip() else None
     return PlaygroundResult(content, role, tuple(rows), rendered.html, check)

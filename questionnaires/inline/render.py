@@ -43,6 +43,9 @@ from questionnaires.protocol import (
 )
 
 Markdown = Callable[[str], str]
+# Makes the Markdown renderer of one message: every Markdown segment of a message shares
+# it, so a message's Markdown work is bounded however it is split (chat.rendering).
+MarkdownFactory = Callable[[], Markdown]
 CACHE_PREFIX = "qc:msg:v1"
 CACHE_SECONDS = 60 * 60 * 24
 logger = logging.getLogger(__name__)
@@ -75,7 +78,7 @@ def render_messages(
     messages: Sequence[MessageInput],
     states: Sequence[MessageState],
     *,
-    markdown: Markdown,
+    markdown: MarkdownFactory,
     lang: str,
 ) -> list[RenderedMessage]:
     """Render many messages with one cache round trip."""
@@ -115,7 +118,7 @@ def render_message(
     message: MessageInput,
     state: MessageState,
     *,
-    markdown: Markdown,
+    markdown: MarkdownFactory,
     lang: str,
     draft: Draft | None = None,
 ) -> RenderedMessage:
@@ -128,6 +131,7 @@ def render_message(
     interactive: list[str] = []
     pending = False
     text = message.display_content or message.content
+    render_md = markdown()
     try:
         segments = _segments(message, lang)
     except Exception:
@@ -135,14 +139,14 @@ def render_message(
         segments = None
         parts.append(_render_error(message, text, "all"))
     if segments is None and not parts:
-        parts.append(_guarded(message, text, "md", lambda: markdown(text)))
+        parts.append(_guarded(message, text, "md", lambda: render_md(text)))
     for n, segment in enumerate(segments or ()):
         parts.append(
             _guarded(
                 message,
                 segment.raw,
                 n,
-                lambda s=segment: _segment_html(s, message, state, markdown, draft, interactive),
+                lambda s=segment: _segment_html(s, message, state, render_md, draft, interactive),
             )
         )
     for call_id in async_calls(message.tool_calls):

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.cache import cache
 
-from chat.rendering import markdown_to_html
+from chat.rendering import MarkdownBudget
 from questionnaires.inline import render as render_module
 from questionnaires.inline.presenter import Answer, MessageInput, MessageState, answers_from_form
 from questionnaires.inline.render import render_message, render_messages
@@ -21,7 +21,7 @@ def md(text: str) -> str:
 
 
 def render(message: MessageInput, state: MessageState | None = None, **kw):
-    return render_message(message, state or MessageState(), markdown=md, lang="en", **kw)
+    return render_message(message, state or MessageState(), markdown=lambda: md, lang="en", **kw)
 
 
 @pytest.fixture(autouse=True)
@@ -188,7 +188,7 @@ def test_every_field_is_escaped():
         MessageState(answered={"1_q1": answer}),
     ):
         message = MessageInput(id=1, role="assistant", content=content)
-        html = render_message(message, state, markdown=markdown_to_html, lang="en").html
+        html = render_message(message, state, markdown=MarkdownBudget, lang="en").html
         assert_inert(html, allow_forms=True)
         assert "<img" not in html and "<script" not in html
 
@@ -202,13 +202,16 @@ def test_render_messages_caches_per_message_and_state(monkeypatch):
     )
     messages = [MessageInput(id=i, role="assistant", content=TRIP) for i in range(3)]
     states = [MessageState() for _ in messages]
-    first = render_messages(messages, states, markdown=md, lang="en")
-    again = render_messages(messages, states, markdown=md, lang="en")
+    first = render_messages(messages, states, markdown=lambda: md, lang="en")
+    again = render_messages(messages, states, markdown=lambda: md, lang="en")
     assert len(calls) == 3 and [r.html for r in first] == [r.html for r in again]
     render_messages(
-        messages[:1], [MessageState(interactive=True, submit_url="/s")], markdown=md, lang="en"
+        messages[:1],
+        [MessageState(interactive=True, submit_url="/s")],
+        markdown=lambda: md,
+        lang="en",
     )
-    render_messages(messages[:1], states[:1], markdown=md, lang="zh-hans")
+    render_messages(messages[:1], states[:1], markdown=lambda: md, lang="zh-hans")
     assert len(calls) == 5  # interactive state and language are part of the key
 
 
