@@ -181,7 +181,7 @@ class _Loop:
             return error_result("UNKNOWN_TOOL", message), None
         try:
             arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             message = f"The arguments of {call.name} are not valid JSON: {exc}"
             stop = RunStopped(Stop.ERROR, "tool_arguments_invalid", message)
             return error_result("INVALID_JSON", message), stop
@@ -251,7 +251,7 @@ class _Loop:
 def _canonical(arguments: str) -> str:
     try:
         return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments
 
 

@@ -31,6 +31,7 @@ from chat.core.http import bearer_from_header
 from chat.core.identity import RunIdentity, mcp_token_verify
 from chat.core.models import Run, RunStatus
 from chat.core.selectors import run_identity_live
+from chat.core.text import text_problem
 
 PATH = "/mcp/"
 INSTRUCTIONS = (
@@ -60,7 +61,16 @@ def _run(identity: RunIdentity) -> Run:
 
 
 def tool_execute(identity: RunIdentity, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Run one registry tool for the token's run and store the step like the loop does."""
+    """Run one registry tool for the token's run and store the step like the loop does.
+
+    Arguments that can't be stored (NUL, lone surrogates, too deep, larger than an API
+    message may be) are refused before anything runs or is written."""
+    problem = text_problem(arguments)
+    size = len(json.dumps(arguments, ensure_ascii=False)) if problem is None else 0
+    if problem is not None or size > settings.CHAT_MAX_API_MESSAGE_CHARS:
+        code, path = problem or ("arguments_too_large", "$")
+        message = f"The arguments can't be taken ({code} at {path}); nothing was shown."
+        return {"success": False, "status": "error", "error_code": code, "message": message}
     run = _run(identity)
     tool = TOOLS_BY_NAME[name]
     call = ToolCall(

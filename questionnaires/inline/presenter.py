@@ -183,7 +183,7 @@ def tool_result_questionnaire(
         return None
     try:
         result = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return (_result_error(_("The tool result is not valid JSON.")),)
     if isinstance(result, Mapping) and result.get("success") is not True:
         return _result_errors(result)

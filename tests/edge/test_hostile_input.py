@@ -270,3 +270,20 @@ def test_ask_answer_with_nul_free_text_over_the_page(client_in, user):
     )
     assert response.status_code == 400
     assert _snapshot() == before
+
+
+def test_mcp_tool_arguments_that_cant_be_stored_are_refused(conversation):
+    from chat.core.identity import RunIdentity
+    from chat.edge.mcp import tool_execute
+
+    run = Run.objects.create(conversation=conversation, status="running")
+    identity = RunIdentity(conversation.pk, run.pk, conversation.owner_id)
+    before = _snapshot()
+    bad = {"questions": [{"type": "free_text", "text": "a\u0000b"}]}
+    result = tool_execute(identity, "questionnaire_async", bad)
+    assert result["success"] is False and result["error_code"] == "text_invalid"
+    huge = {"questions": [{"type": "free_text", "text": "x" * 300_000}]}
+    assert (
+        tool_execute(identity, "questionnaire_async", huge)["error_code"] == "arguments_too_large"
+    )
+    assert _snapshot() == before
