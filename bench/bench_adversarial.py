@@ -7,7 +7,8 @@ Each case is one hostile message, timed through the chat's real rendering path:
 settings and templates but no database, so the cases run in a child process with its
 own settings (the other bench modules set Django up in this process).
 
-- `adversarial_worst_render_seconds`: the slowest case (best of 3 runs each).
+- `adversarial_worst_render_seconds`: the slowest case (best of 3 runs each), through
+  the page's rendering and through the API's segment JSON (`GET …/messages`) alike.
 - `adversarial_split_render_seconds`: a message cut into many Markdown segments, each
   under the per-call budget: ``render_message`` gives all the segments of a message one
   ``MarkdownBudget``, so the message as a whole stays bounded.
@@ -166,15 +167,26 @@ def _child() -> dict[str, Any]:
     from chat.rendering import MarkdownBudget, markdown_to_html
     from questionnaires.inline.presenter import MessageInput, MessageState
     from questionnaires.inline.render import render_message
+    from questionnaires.protocol import parse_message
 
     def render(role: str, content: str) -> None:
         message = MessageInput(id=1, role=role, content=content)
         render_message(message, MessageState(), markdown=MarkdownBudget, lang="en")
 
+    def api(role: str, content: str) -> None:
+        # What GET …/messages does per message: segments in the lint JSON shape.
+        json.dumps([s.to_dict() for s in parse_message(content, message_id=1, role=role)])
+
     timings = {
         name: _best(lambda r=role, c=content: render(r, c))
         for name, (role, content) in cases().items()
     }
+    timings.update(
+        {
+            f"api: {name}": _best(lambda r=role, c=content: api(r, c))
+            for name, (role, content) in cases().items()
+        }
+    )
     split = split_message()
     split_time = _best(lambda: render("assistant", split))
 

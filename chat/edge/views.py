@@ -82,8 +82,8 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
             if not request.htmx:
                 return redirect("chat:conversation", conversation_id=conversation.pk)
             form = MessageForm()
-    else:
-        status = 400
+    else:  # too long is 413, as documented (and as the API answers)
+        status = 413 if form.has_error("content", "message_too_long") else 400
     if not request.htmx:
         context = conversation_context(conversation=conversation, form=form)
         context["pending_form"] = pending_form
