@@ -13,10 +13,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from questionnaires.protocol.interactive_form import (
-    normalize_interactive_form,
-    validate_form_answers,
-)
+from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 
 CASES = Path(__file__).parent / "cases"
 
