@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from chat.edge import api, run_identity_api, views
 from chat.skills import api as skills_api
+from questionnaires import drafts
 from questionnaires.asks import urls as structured_urls
 from questionnaires.forms import views as interactive_form_views
 from questionnaires.inline import views as questionnaire_views
@@ -40,6 +41,11 @@ chat_patterns = [
         "conversations/<int:conversation_id>/forms/answer",
         interactive_form_views.interactive_form_answer,
         name="interactive_form_answer",
+    ),
+    path(
+        "conversations/<int:conversation_id>/drafts",
+        drafts.draft_save_view,
+        name="draft_save",
     ),
     path(
         "conversations/<int:conversation_id>/forms/cancel-and-send",

@@ -14,6 +14,7 @@ from chat.core import selectors
 from chat.core.models import Conversation, Message, Role
 from chat.rendering import MarkdownBudget
 from questionnaires.asks.presenters import state_panel_for
+from questionnaires.drafts import drafts_for, inline_drafts
 from questionnaires.inline import selectors as questionnaire_selectors
 from questionnaires.inline.presenter import Draft, MessageInput, MessageState, async_calls
 from questionnaires.inline.render import RenderedMessage, render_message, render_messages
@@ -106,13 +107,20 @@ def _items(
         if interactive and has_cards
         else None
     )
+    saved = drafts_for(conversation=conversation) if latest is not None else {}
     inputs, states = [], []
     for m in messages:
         live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
         url = reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk]) if live else ""
         inputs.append(_input(m, results))
+        own = inline_drafts(saved, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
         states.append(
-            MessageState(interactive=live, answered=answered.get(m.pk, {}), submit_url=url)
+            MessageState(
+                interactive=live,
+                answered=answered.get(m.pk, {}),
+                submit_url=url,
+                drafts=own if live else {},
+            )
         )
     lang = translation.get_language() or "en"
     rendered = render_messages(inputs, states, markdown=MarkdownBudget, lang=lang)
@@ -126,7 +134,7 @@ def _items(
                     lang=lang,
                     draft=draft[1],
                 )
-    cards = cards_for(conversation=conversation, messages=messages)
+    cards = cards_for(conversation=conversation, messages=messages, drafts=saved)
     return [_item(m, r, cards.get(m.pk, ())) for m, r in zip(messages, rendered, strict=True)]
 
 

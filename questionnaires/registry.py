@@ -17,6 +17,7 @@ from typing import Any
 
 from chat.core.models import Conversation, Message
 from questionnaires.asks.presenters import ask_cards_for
+from questionnaires.drafts import Drafts
 from questionnaires.forms.presenter import form_cards_for
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class Card:
         return REGISTRY[self.kind].state_letter if self.live else ""
 
 
-# (conversation, messages) -> {message id: [view, ...]} and view -> still answerable?
+# (conversation, messages, drafts) -> {message id: [view, ...]}; view -> still answerable?
 Presenter = Callable[..., dict[int, list[Any]]]
 
 
@@ -70,13 +71,16 @@ REGISTRY: dict[str, CardKind] = {kind.name: kind for kind in KINDS}
 
 
 def cards_for(
-    *, conversation: Conversation, messages: Sequence[Message]
+    *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts | None = None
 ) -> dict[int, tuple[Card, ...]]:
-    """Every attached card of `messages`, by message id, in registry order."""
+    """Every attached card of `messages`, by message id, in registry order; open cards
+    show their saved `drafts` (questionnaires.drafts)."""
     found: dict[int, list[Card]] = {}
     for kind in KINDS:
         try:
-            presented = kind.present(conversation=conversation, messages=messages)
+            presented = kind.present(
+                conversation=conversation, messages=messages, drafts=drafts or {}
+            )
         except Exception:  # one broken kind must not take the conversation down with it
             logger.exception(
                 "conversation %s: %s cards failed to render", conversation.pk, kind.name

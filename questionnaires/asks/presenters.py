@@ -13,6 +13,7 @@ from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import ask_widget, form_value
 from questionnaires.asks.references import reference_or_none
 from questionnaires.asks.state import state_view
+from questionnaires.drafts import Drafts
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ def ask_view(
     )
 
 
-def ask_views(*, conversation: Conversation, messages: Sequence[Message]) -> dict[int, AskView]:
+def ask_views(
+    *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts | None = None
+) -> dict[int, AskView]:
     """The ask widgets of `messages` (a tail of the conversation), by message id."""
     ask_messages = [m for m in messages if selectors.is_ask(m)]
     if not ask_messages:
@@ -82,10 +85,21 @@ def ask_views(*, conversation: Conversation, messages: Sequence[Message]) -> dic
     tail = list(conversation.messages.order_by("-seq")[:30])[::-1]
     open_ids = selectors.latest_turn_asks(tail)
     answers = selectors.answers_by_ask(conversation=conversation)
+    drafts = drafts or {}
     return {
-        m.pk: ask_view(m, answerable=m.pk in open_ids, answer=answers.get(m.pk))
+        m.pk: ask_view(
+            m,
+            answerable=m.pk in open_ids,
+            answer=answers.get(m.pk),
+            typed=_typed(drafts.get(f"ask:{m.pk}")) if m.pk in open_ids else "",
+        )
         for m in ask_messages
     }
+
+
+def _typed(fields: dict[str, list[str]] | None) -> str:
+    values = (fields or {}).get("text") or [""]
+    return values[-1]
 
 
 def ask_view_single(
@@ -166,12 +180,11 @@ def state_panel(*, conversation: Conversation) -> dict[str, Any]:
 
 
 def ask_cards_for(
-    *, conversation: Conversation, messages: Sequence[Message]
+    *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts
 ) -> dict[int, list[AskView]]:
     """The registry's presenter: each ask message's widget."""
-    return {
-        pk: [view] for pk, view in ask_views(conversation=conversation, messages=messages).items()
-    }
+    views = ask_views(conversation=conversation, messages=messages, drafts=drafts)
+    return {pk: [view] for pk, view in views.items()}
 
 
 def state_panel_for(*, conversation: Conversation) -> dict[str, Any] | None:

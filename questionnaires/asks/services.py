@@ -20,6 +20,7 @@ from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch, pointer
+from questionnaires.drafts import draft_clear
 from questionnaires.guards import input_refuse_if_pending
 
 logger = logging.getLogger(__name__)
@@ -270,6 +271,7 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        draft_clear(conversation=conversation, card=f"ask:{ask_message.pk}")
         row.user_message = message
     return row, message
 

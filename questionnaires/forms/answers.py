@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role
 from chat.core.services import answer_post, message_create
+from questionnaires.drafts import draft_clear
 from questionnaires.forms.services import (
     CheckedAnswer,
     form_answer_summary,
@@ -64,6 +65,7 @@ def interactive_form_answer(*, conversation: Conversation, payload: Any) -> Mess
         _tool_result_store(conversation, checked)
         message = _user_message(conversation, checked)
         form_link_answer_message(form=checked.form, message_id=message.pk)
+        draft_clear(conversation=conversation, card=f"form:{checked.form.ask_id}")
     return message
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from django.urls import reverse
 
 from chat.core.models import Conversation, Message, Role
+from questionnaires.drafts import Drafts
 from questionnaires.forms.services import TOOL_NAME, forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
 
@@ -102,7 +103,11 @@ def form_calls(message: Message) -> list[str]:
 
 
 def form_cards_for(
-    *, conversation: Conversation, messages: Sequence[Message], draft: FormDraft | None = None
+    *,
+    conversation: Conversation,
+    messages: Sequence[Message],
+    draft: FormDraft | None = None,
+    drafts: Drafts | None = None,
 ) -> dict[int, list[FormCard]]:
     """Form cards by message id (the registry's presenter). `draft` applies to the pending
     form."""
@@ -117,9 +122,22 @@ def form_cards_for(
             questions = valid_payload(payloads.get(call_id))
             if form is None or questions is None:
                 continue
-            card = _card(conversation, message, form, questions, draft)
+            own = draft or _saved(form.ask_id, questions, drafts or {})
+            card = _card(conversation, message, form, questions, own)
             cards.setdefault(message.pk, []).append(card)
     return cards
+
+
+def _saved(ask_id: str, questions: list[dict[str, Any]], drafts: Drafts) -> FormDraft | None:
+    """The pending form's saved draft (questionnaires.drafts) as the values it shows."""
+    fields = drafts.get(f"form:{ask_id}")
+    if fields is None:
+        return None
+    answers: dict[str, Any] = {}
+    for q in questions:
+        values = fields.get(f"answer-{q['id']}", [])
+        answers[q["id"]] = list(values) if q["multi_select"] else (values[-1] if values else "")
+    return FormDraft(answers=answers)
 
 
 def _card(conversation, message, form, questions, draft: FormDraft | None) -> FormCard:

@@ -79,6 +79,8 @@ class MessageState:
     answered: Mapping[str, Answer] = field(default_factory=dict)
     submit_url: str = ""
     preview: bool = False
+    # Saved card drafts (questionnaires.drafts): questionnaire id -> the card's posted fields.
+    drafts: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
 
 
 # --- view models -------------------------------------------------------------------------
@@ -248,10 +250,13 @@ def card_view(
         mode = "answered"
     else:
         mode = "interactive" if state.interactive else "closed"
+    saved = state.drafts.get(qid) if mode == "interactive" and draft is None else None
     if draft is not None:
         values, other = draft.answers, draft.other_text
     elif answered is not None:
         values, other = answered.answers, answered.other_text
+    elif saved is not None:  # what the person typed before a reload or in another tab
+        values, other = answers_from_form(questionnaire, saved)
     elif mode in ("interactive", "preview"):
         values, other = _defaults(questionnaire.questions), {}
     else:

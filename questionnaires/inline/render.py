@@ -109,6 +109,8 @@ def cache_key(message: MessageInput, state: MessageState, lang: str) -> str:
         results = {c: message.tool_results.get(c) for c in async_calls(message.tool_calls)}
         digest.update(json.dumps([message.tool_calls, results], sort_keys=True).encode())
     answered = ",".join(sorted(f"{q}={a.key}" for q, a in state.answered.items()))
+    if state.drafts:  # a saved draft is part of what the card shows
+        answered += json.dumps(state.drafts, sort_keys=True)
     flags = f"{int(state.interactive)}{int(state.preview)}{int(message.readonly)}"
     answered_hash = hashlib.sha1(answered.encode(), usedforsecurity=False).hexdigest()[:12]
     return f"{CACHE_PREFIX}:{message.id}:{digest.hexdigest()}:{flags}:{answered_hash}:{lang}"

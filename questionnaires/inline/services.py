@@ -18,6 +18,7 @@ from chat.core import selectors as core_selectors
 from chat.core.errors import SubmitRefused
 from chat.core.models import Conversation, Message
 from chat.core.services import answer_post
+from questionnaires.drafts import draft_clear
 from questionnaires.guards import input_refuse_if_pending
 from questionnaires.inline import selectors
 from questionnaires.inline.models import Submission
@@ -116,6 +117,7 @@ def questionnaire_answer(
         )
         submission.user_message = user_message
         submission.save(update_fields=["user_message"])
+        draft_clear(conversation=conversation, card=f"q:{questionnaire_id}")
     return SubmitResult(submission=submission, card_message=message, user_message=user_message)
 
 
