@@ -85,3 +85,12 @@
     if (choice && t.value.trim() && !choice.checked) choice.checked = true;
   });
 })();
+
+// The message-list fetch says what this tab has: the last message it shows and its live
+// cards. Added here rather than with hx-vals="js:…", which the Content-Security-Policy
+// (no eval) forbids.
+document.addEventListener("htmx:configRequest", function (evt) {
+  if (!evt.detail.elt || evt.detail.elt.id !== "messages") return;
+  evt.detail.parameters.after = window.qcLastSeq ? window.qcLastSeq() : 0;
+  evt.detail.parameters.live = window.qcLiveCards ? window.qcLiveCards() : "";
+});

@@ -82,8 +82,16 @@ def page(context, server):
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.dialogs = dialogs  # type: ignore[attr-defined]
+    # Nothing the pages do may trip the Content-Security-Policy (it would silently
+    # disable htmx features in production).
+    blocked: list[str] = []
+    page.on(
+        "console",
+        lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     login(page, server)
-    return page
+    yield page
+    assert blocked == [], blocked
 
 
 def new_conversation(page, server: LiveServer, *, agent: str = "echo", title: str = "") -> int:
