@@ -46,9 +46,9 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
         if path == prefix.rstrip("/") or path.startswith(prefix):
             await app(scope, receive, send)
             return
-    stream = stream_asgi.match(scope)
-    if stream is not None:
-        await stream_asgi.serve(stream, scope, receive, send)
+    stream_view = stream_asgi.match(scope)
+    if stream_view is not None:
+        await stream_asgi.serve(stream_view, scope, receive, send)
         return
     await django_application(scope, receive, send)
 

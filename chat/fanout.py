@@ -72,22 +72,23 @@ def hub(render: Callable[[EventRow], bytes]) -> Hub:
     return _hub
 
 
-def _settle(waiter: asyncio.Future[bool], value: bool) -> None:
+def _settle(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
-        waiter.set_result(value)
+        waiter.set_result(None)
 
 
 class Listener:
     """One open stream's inbox: frames the feed read since the stream last looked."""
 
-    __slots__ = ("behind", "feed", "frames", "released", "_waiter")
+    __slots__ = ("behind", "feed", "frames", "ping", "released", "_waiter")
 
     def __init__(self) -> None:
         self.frames: list[Frame] = []
         self.behind = False  # the inbox overflowed: catch up from the database
+        self.ping = False  # a keep-alive comment is due
         self.feed: Feed | None = None
         self.released = False
-        self._waiter: asyncio.Future[bool] | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     def push(self, frames: list[Frame]) -> None:
         if self.behind:
@@ -97,23 +98,31 @@ class Listener:
         else:
             self.frames.extend(frames)
         if self._waiter is not None:
-            _settle(self._waiter, True)
+            _settle(self._waiter)
+
+    def keepalive(self) -> None:
+        self.ping = True
+        if self._waiter is not None:
+            _settle(self._waiter)
 
     def take(self) -> list[Frame]:
         frames, self.frames = self.frames, []
         return frames
 
-    async def wait(self, timeout: float) -> bool:
-        """Until frames arrive or the listener falls behind (True), or `timeout` (False)."""
-        if self.frames or self.behind:
-            return True
+    async def wait(self, timeout: float | None = None) -> None:
+        """Until frames arrive, the listener falls behind, or a keep-alive is due: every
+        SSE_KEEPALIVE_SECONDS the hub pings all listeners (one timer for all of them), or
+        after `timeout` seconds of waiting if one is given."""
+        if self.frames or self.behind or self.ping:
+            return
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(timeout, _settle, waiter, False)
+        timer = None if timeout is None else loop.call_later(timeout, self.keepalive)
         try:
-            return await waiter
+            await waiter
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self._waiter = None
 
 
@@ -190,7 +199,8 @@ class Feed:
 
 
 class Hub:
-    """This process's listeners and feeds, its channel, and the periodic catch-up check."""
+    """This process's listeners and feeds, its channel, and the periodic tick: the
+    catch-up check and every listener's keep-alive."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, render: Callable[[EventRow], bytes]):
         self.loop = loop
@@ -339,6 +349,9 @@ class Hub:
                     feed = self.feeds.get(conversation_id)
                     if feed is not None:
                         feed.check()
+            for feed in list(self.feeds.values()):
+                for listener in feed.listeners:
+                    listener.keepalive()
             if self.loop.time() - refreshed > GROUP_REFRESH_SECONDS:
                 refreshed = self.loop.time()
                 await self._refresh_groups()

@@ -80,11 +80,13 @@ async def stream_open(
     last_event_id: int,
     authorize: Callable[[], None] | None = None,
     keepalive: float | None = None,
-) -> StreamingHttpResponse:
+) -> EventStreamResponse:
     """Open a conversation's stream, or raise (StreamOverloaded, or what `authorize` raises).
 
     `authorize` is a synchronous access check; it runs on the fan-out's database threads.
-    Then the stream joins the conversation's feed and replays what it missed.
+    Then the stream joins the conversation's feed and replays what it missed. Keep-alive
+    comments come every SSE_KEEPALIVE_SECONDS (one timer per process), or after
+    `keepalive` idle seconds if given.
     """
     frames = await _open(
         conversation_id=conversation_id,
@@ -92,10 +94,18 @@ async def stream_open(
         authorize=authorize,
         keepalive=keepalive,
     )
-    response = StreamingHttpResponse(frames, content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache, no-transform"
-    response["X-Accel-Buffering"] = "no"
-    return response
+    return EventStreamResponse(frames)
+
+
+class EventStreamResponse(StreamingHttpResponse):
+    """A conversation's stream. `frames` is its generator of finished SSE frames, which
+    `chat.stream_asgi` sends as they are (Django's wrappers copy every frame)."""
+
+    def __init__(self, frames: AsyncIterator[bytes]) -> None:
+        super().__init__(frames, content_type="text/event-stream; charset=utf-8")
+        self.frames = frames
+        self["Cache-Control"] = "no-cache, no-transform"
+        self["X-Accel-Buffering"] = "no"
 
 
 async def conversation_stream(
@@ -143,7 +153,7 @@ async def _open(
         conversation_id=conversation_id,
         replay=replay,
         cursor=last_event_id,
-        keepalive=keepalive or settings.SSE_KEEPALIVE_SECONDS,
+        keepalive=keepalive,
     )
     # A response dropped before it was iterated never runs the generator's `finally`.
     weakref.finalize(frames, hub.release_soon, listener).atexit = False
@@ -157,13 +167,15 @@ async def _frames(
     conversation_id: int,
     replay: list[EventRow],
     cursor: int,
-    keepalive: float,
+    keepalive: float | None,
 ) -> AsyncIterator[bytes]:
     try:
         _release_request_thread()
         # Tell EventSource how long to wait before reconnecting, then catch up.
         yield f"retry: {retry_ms()}\n: connected\n\n".encode()
-        for event in replay:
+        replay.reverse()
+        while replay:  # popped as sent: a long-lived stream keeps none of its replay
+            event = replay.pop()
             cursor = event.id
             yield _render(event)
         while True:
@@ -185,8 +197,10 @@ async def _frames(
                 if event_id > cursor:  # frames from before the replay are skipped
                     cursor = event_id
                     yield frame
-            if not await listener.wait(keepalive):
+            if listener.ping:
+                listener.ping = False
                 yield b": keep-alive\n\n"
+            await listener.wait(keepalive)
     finally:
         hub.release(listener)
 

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import io
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from django.contrib.sessions.middleware import SessionMiddleware
@@ -28,12 +28,13 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
-from django.urls import Resolver404, ResolverMatch, resolve
+from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
 from chat import api, views
 from chat.skills import SkillTokenScopeMiddleware
+from chat.sse import EventStreamResponse
 
 logger = logging.getLogger("django.request")
 
@@ -42,10 +43,11 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 STREAM_VIEWS = (api.events, views.conversation_events)
+View = tuple[Callable[..., Awaitable[HttpResponseBase]], tuple[Any, ...], dict[str, Any]]
 
 
-def match(scope: Scope) -> ResolverMatch | None:
-    """The resolved stream view for this request, or None (Django serves it)."""
+def match(scope: Scope) -> View | None:
+    """The stream view for this request and its arguments, or None (Django serves it)."""
     path = scope.get("path", "")
     if scope.get("method") != "GET" or not path.endswith("/events"):
         return None
@@ -53,13 +55,28 @@ def match(scope: Scope) -> ResolverMatch | None:
         found = resolve(path)
     except Resolver404:
         return None
-    return found if found.func in STREAM_VIEWS else None
+    return (found.func, found.args, found.kwargs) if found.func in STREAM_VIEWS else None
 
 
-async def serve(found: ResolverMatch, scope: Scope, receive: Receive, send: Send) -> None:
+async def serve(view: View, scope: Scope, receive: Receive, send: Send) -> None:
+    # Only what the open stream needs outlives this call: not the request or the response.
+    start, body = await _response(view, scope)
+    await send(start)
+    del start  # (its headers)
+    if isinstance(body, bytes):
+        await send({"type": "http.response.body", "body": body})
+    else:
+        await _stream(body, receive, send)
+
+
+async def _response(
+    view: View, scope: Scope
+) -> tuple[dict[str, Any], bytes | AsyncIterator[bytes]]:
+    """Run the view; return the response's start message and its body (bytes or frames)."""
+    func, args, kwargs = view
     request = ASGIRequest(scope, io.BytesIO())
     try:
-        response = _before(request) or await found.func(request, *found.args, **found.kwargs)
+        response = _before(request) or await func(request, *args, **kwargs)
     except SuspiciousOperation as exc:  # a disallowed Host header, as Django answers it
         logger.warning("%s", exc)
         response = HttpResponse(status=400)
@@ -67,7 +84,17 @@ async def serve(found: ResolverMatch, scope: Scope, receive: Receive, send: Send
         logger.exception("Internal Server Error: %s", request.path)
         response = HttpResponse(status=500)
     _after(request, response)
-    await _respond(response, receive, send)
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
+    headers += [
+        (b"Set-Cookie", c.output(header="").encode().strip()) for c in response.cookies.values()
+    ]
+    start = {"type": "http.response.start", "status": response.status_code, "headers": headers}
+    if isinstance(response, EventStreamResponse):
+        return start, response.frames  # sent as they are, without Django's wrappers
+    if response.streaming:
+        return start, aiter(response)  # type: ignore[arg-type]
+    assert isinstance(response, HttpResponse)  # noqa: S101 - the views return either kind
+    return start, response.content
 
 
 def _noop(request: HttpRequest) -> None:
@@ -100,36 +127,29 @@ def _after(request: HttpRequest, response: HttpResponseBase) -> None:
     XFrameOptionsMiddleware(_noop).process_response(request, response)
 
 
-async def _respond(response: HttpResponseBase, receive: Receive, send: Send) -> None:
-    headers = [
-        (name.encode("latin-1"), value.encode("latin-1")) for name, value in response.items()
-    ]
-    headers += [
-        (b"Set-Cookie", c.output(header="").encode().strip()) for c in response.cookies.values()
-    ]
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    if not response.streaming:
-        assert isinstance(response, HttpResponse)  # noqa: S101 - the views return either kind
-        await send({"type": "http.response.body", "body": response.content})
-        return
-    body = asyncio.ensure_future(_stream_body(response, send))
-    gone = asyncio.ensure_future(_disconnected(receive))
+async def _stream(frames: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
+    """Send the frames until they end or the client goes (then the stream is cancelled,
+    which ends its generator and frees its slot)."""
+    task = asyncio.current_task()
+    assert task is not None  # noqa: S101
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone = True
+        task.cancel()
+
+    watcher = asyncio.ensure_future(watch())
     try:
-        await asyncio.wait({body, gone}, return_when=asyncio.FIRST_COMPLETED)
+        async with contextlib.aclosing(frames):  # type: ignore[type-var]
+            async for frame in frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    except asyncio.CancelledError:
+        if not gone:
+            raise  # the server is stopping
+        task.uncancel()
     finally:
-        for task in (body, gone):
-            task.cancel()
-        # The body's cancellation closes the stream (its `finally` releases the listener).
-        await asyncio.gather(body, gone, return_exceptions=True)
-
-
-async def _stream_body(response: Any, send: Send) -> None:
-    async with contextlib.aclosing(aiter(response)) as parts:
-        async for part in parts:
-            await send({"type": "http.response.body", "body": part, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+        watcher.cancel()
