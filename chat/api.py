@@ -12,9 +12,9 @@ from django.utils.translation import gettext as _
 
 from chat import selectors, services
 from chat.auth import api_view, bearer_token, error_response, json_body
-from chat.errors import ChatError
+from chat.errors import ChatError, NotFound
 from chat.models import Message, Role
-from chat.sse import StreamOverloaded, parse_last_event_id, stream_open
+from chat.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
 
@@ -120,9 +120,17 @@ async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase
         return await stream_open(
             conversation_id=conversation_id, last_event_id=last, authorize=access
         )
+    except StreamRefused as refused:
+        if refused.code == "not_found":
+            return error_response(NotFound())
+        return error_response(
+            ChatError(
+                "unauthorized",
+                _("Send a valid API token: Authorization: Bearer <token>."),
+                status=401,
+            )
+        )
     except StreamOverloaded as error:
         response = error_response(error)
         response["Retry-After"] = str(error.retry_after)
         return response
-    except ChatError as error:
-        return error_response(error)

@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 
 from chat import fanout
 from chat.errors import ChatError
-from chat.stream_selectors import EventRow, event_rows_after
+from chat.stream_selectors import EventRow, Refusal, event_rows_after
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,14 @@ def retry_ms() -> int:
     return random.randint(base, 3 * base)  # noqa: S311 - jitter, not secrecy
 
 
+class StreamRefused(Exception):
+    """The access check said no: `code` is "unauthorized" or "not_found"."""
+
+    def __init__(self, code: Refusal) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 class StreamOverloaded(ChatError):
     """This process is at SSE_MAX_STREAMS: 503, come back after `retry_after` seconds."""
 
@@ -78,12 +86,13 @@ async def stream_open(
     *,
     conversation_id: int,
     last_event_id: int,
-    authorize: Callable[[], None] | None = None,
+    authorize: Callable[[], Refusal | None] | None = None,
     keepalive: float | None = None,
 ) -> EventStreamResponse:
-    """Open a conversation's stream, or raise (StreamOverloaded, or what `authorize` raises).
+    """Open a conversation's stream, or raise StreamOverloaded or StreamRefused.
 
-    `authorize` is a synchronous access check; it runs on the fan-out's database threads.
+    `authorize` is a synchronous access check returning a refusal or None; it runs on
+    the fan-out's database threads.
     Then the stream joins the conversation's feed and replays what it missed. Keep-alive
     comments come every SSE_KEEPALIVE_SECONDS (one timer per process), or after
     `keepalive` idle seconds if given.
@@ -124,7 +133,7 @@ async def _open(
     *,
     conversation_id: int,
     last_event_id: int,
-    authorize: Callable[[], None] | None = None,
+    authorize: Callable[[], Refusal | None] | None = None,
     keepalive: float | None = None,
 ) -> AsyncIterator[bytes]:
     hub = fanout.hub(_render)
@@ -133,8 +142,9 @@ async def _open(
     except fanout.Full:
         raise StreamOverloaded() from None
     try:
-        if authorize is not None:
-            await hub.db(authorize)
+        refusal = None if authorize is None else await hub.db(authorize)
+        if refusal is not None:
+            raise StreamRefused(refusal)
         await hub.subscribe(listener, conversation_id)
         replay = await hub.db(
             event_rows_after,

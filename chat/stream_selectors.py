@@ -16,21 +16,22 @@ import json
 from datetime import UTC, timedelta
 from functools import reduce
 from operator import or_
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from django.contrib.auth import get_user, get_user_model
 from django.db import connection
 from django.db.models import Q
 from django.http import HttpRequest
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
-from chat.errors import ChatError, NotFound
 from chat.models import ApiToken, Conversation, Event, hash_token
 
 # A stream open refreshes its token's `last_used_at` at most this often: a reconnect storm
 # must not turn into a storm of writes (every other API call still refreshes it).
 TOKEN_TOUCH_INTERVAL = timedelta(seconds=60)
+# Why a stream may not open: no (valid) credentials, or not the user's conversation. The
+# views turn it into their own responses (these functions run off the request's thread).
+Refusal = Literal["unauthorized", "not_found"]
 # Conversations per catch-up query (SQLite limits the depth of an OR chain).
 CATCH_UP_BATCH = 200
 
@@ -84,26 +85,20 @@ def _fetch(statement: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def _unauthorized() -> ChatError:
-    return ChatError(
-        "unauthorized", _("Send a valid API token: Authorization: Bearer <token>."), status=401
-    )
-
-
-def stream_access_for_token(*, raw: str | None, conversation_id: int) -> None:
-    """Raise unless the bearer token's (active) user owns the conversation.
+def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal | None:
+    """None if the bearer token's (active) user owns the conversation, else why not.
 
     One query when access is granted; a refusal spends a second one to tell a bad token
-    (401) from somebody else's or a missing conversation (404).
+    ("unauthorized") from somebody else's or a missing conversation ("not_found").
     """
     if not raw:
-        raise _unauthorized()
+        return "unauthorized"
     key_hash = hash_token(raw)
     rows = _fetch("token_access", [conversation_id, key_hash, True])
     if not rows:
         if ApiToken.objects.filter(key_hash=key_hash, user__is_active=True).exists():
-            raise NotFound()
-        raise _unauthorized()
+            return "not_found"
+        return "unauthorized"
     token_id, last_used = rows[0]
     now = timezone.now()
     if isinstance(last_used, str):  # SQLite hands back text outside the ORM
@@ -112,15 +107,18 @@ def stream_access_for_token(*, raw: str | None, conversation_id: int) -> None:
         last_used = timezone.make_aware(last_used, UTC)
     if last_used is None or now - last_used > TOKEN_TOUCH_INTERVAL:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+    return None
 
 
-def stream_access_for_session(*, request: HttpRequest, conversation_id: int) -> None:
-    """Raise unless the session's user owns the conversation (session, user, ownership)."""
+def stream_access_for_session(*, request: HttpRequest, conversation_id: int) -> Refusal | None:
+    """None if the session's user owns the conversation, else why not (session, user,
+    ownership: three queries)."""
     user = get_user(request)
     if not user.is_authenticated:
-        raise ChatError("unauthorized", _("Log in first."), status=401)
+        return "unauthorized"
     if not _fetch("owned", [conversation_id, user.pk]):
-        raise NotFound()
+        return "not_found"
+    return None
 
 
 def event_rows_after(*, conversation_id: int, after_id: int, limit: int) -> list[EventRow]:

@@ -20,7 +20,7 @@ from chat.forms import ConversationCreateForm, MessageForm
 from chat.health import health_report
 from chat.intake.service import intake_begin
 from chat.presenters import conversation_context, message_items, message_items_changed
-from chat.sse import StreamOverloaded, parse_last_event_id, stream_open
+from chat.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.stream_selectors import stream_access_for_session
 
 
@@ -119,10 +119,10 @@ async def conversation_events(request: HttpRequest, conversation_id: int) -> Htt
         return await stream_open(
             conversation_id=conversation_id, last_event_id=last, authorize=access
         )
+    except StreamRefused as refused:  # not logged in, or not theirs
+        return HttpResponse(status=401 if refused.code == "unauthorized" else 404)
     except StreamOverloaded as error:
         return HttpResponse(status=503, headers={"Retry-After": str(error.retry_after)})
-    except ChatError as error:  # 401 (not logged in) or 404 (not theirs)
-        return HttpResponse(status=error.status)
 
 
 def _own(request: HttpRequest, conversation_id: int):
