@@ -1,6 +1,8 @@
 """ASGI entry point.
 
-- `http`: Django, except path prefixes in `MOUNTS` (other ASGI apps, e.g. the MCP endpoint).
+- `http`: Django, except path prefixes in `MOUNTS` (other ASGI apps, e.g. the MCP endpoint)
+  and the event-stream views, which `chat.edge.stream_asgi` serves without Django's per-request
+  thread and middleware hops (thousands of open streams per process).
 - `lifespan`: runs the startup/shutdown of mounted apps that need it.
 - `channel`: background work for `manage.py runworker agent-runs` (agent runs off the web
   workers when `AGENT_RUNNER=worker`).
@@ -22,6 +24,7 @@ django_application = get_asgi_application()
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
 
 from chat.edge import mcp as chat_mcp  # noqa: E402
+from chat.edge import stream_asgi  # noqa: E402
 from chat.runs.worker import agent_runs_application  # noqa: E402
 
 Scope = MutableMapping[str, Any]
@@ -43,6 +46,10 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
         if path == prefix.rstrip("/") or path.startswith(prefix):
             await app(scope, receive, send)
             return
+    stream_view = stream_asgi.match(scope)
+    if stream_view is not None:
+        await stream_asgi.serve(stream_view, scope, receive, send)
+        return
     await django_application(scope, receive, send)
 
 

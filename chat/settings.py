@@ -288,8 +288,16 @@ LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
 RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
 # Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).
 SKILL_MAX_ARCHIVE_BYTES = int(os.environ.get("SKILL_MAX_ARCHIVE_BYTES", str(10 * 1024 * 1024)))
-# SSE keep-alive comment interval (seconds).
+# SSE keep-alive comment interval (seconds); also how often each process checks for events
+# whose wake-up went missing (one query per process, whatever the number of streams).
 SSE_KEEPALIVE_SECONDS = float(os.environ.get("SSE_KEEPALIVE_SECONDS", "15"))
+# Open event streams per process. Beyond it a new stream gets 503 with a jittered
+# Retry-After at once (reconnect storms are shed, not queued). Each stream is a socket: the
+# process lifts its soft open-files limit to SSE_MAX_STREAMS + 1024 when the hard one allows.
+SSE_MAX_STREAMS = int(os.environ.get("SSE_MAX_STREAMS", "5000"))
+# Reconnect delay (ms) a stream announces: `retry:` is SSE_RETRY_MS to 3x that at random, so
+# dropped tabs come back spread out; a 503's Retry-After is 1x to 10x it (in seconds).
+SSE_RETRY_MS = int(os.environ.get("SSE_RETRY_MS", "1000"))
 DEMO_USERNAME = os.environ.get("DEMO_USERNAME", "demo")
 DEMO_PASSWORD = os.environ.get("DEMO_PASSWORD", "demo-password")
 # Serve static files straight from the app folders when `collectstatic` hasn't run

@@ -21,12 +21,13 @@ _lock = threading.Lock()
 
 
 def conversation_group(conversation_id: int) -> str:
-    """The channel-layer group every open stream of a conversation listens on."""
+    """The channel-layer group of a conversation: each process with open streams of it
+    has one member (its fan-out, `chat.edge.fanout`)."""
     return f"conversation-{conversation_id}"
 
 
 def register_stream_loop() -> None:
-    """Called by a stream (inside the server's event loop) before it waits."""
+    """Called by the stream fan-out (inside the server's event loop) when it starts."""
     global _stream_loop
     loop = asyncio.get_running_loop()
     with _lock:
@@ -38,7 +39,8 @@ def wake(conversation_id: int, event_id: int) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": "event.wakeup", "id": event_id}
+    # The conversation id lets a process route the wake-up to its one feed of it.
+    message = {"type": "event.wakeup", "conversation": conversation_id, "id": event_id}
     group = conversation_group(conversation_id)
     loop = _stream_loop
     try:

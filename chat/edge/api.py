@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.urls import reverse
@@ -12,10 +12,18 @@ from django.utils.translation import gettext as _
 
 from chat import usecases
 from chat.core import selectors, services
-from chat.core.errors import ChatError
-from chat.core.http import api_view, bearer_token, error_response, json_body, user_for_api_token
+from chat.core.errors import ChatError, NotFound
+from chat.core.http import (
+    api_view,
+    bad_token_check,
+    bad_token_record,
+    bearer_token,
+    error_response,
+    json_body,
+)
 from chat.core.models import Message, Role
-from chat.edge.sse import parse_last_event_id, sse_response
+from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
 from questionnaires.tool_calls import assistant_message_create
 
@@ -118,25 +126,34 @@ def _segments(message: Message) -> list[dict[str, Any]]:
 
 async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
     """The conversation's SSE stream for API clients (bearer token)."""
-
-    def authorize():
-        raw = bearer_token(request)
-        user = user_for_api_token(raw) if raw else None
-        if user is None:
-            raise ChatError(
-                "unauthorized",
-                _("Send a valid API token: Authorization: Bearer <token>."),
-                status=401,
-            )
-        return selectors.conversation_get_for_user(user=user, conversation_id=conversation_id)
-
     if request.method != "GET":
         return HttpResponse(status=405)
     try:
-        conversation = await database_sync_to_async(authorize)()
+        bad_token_check(request)
     except ChatError as error:
         return error_response(error)
     last = parse_last_event_id(
         request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
     )
-    return sse_response(conversation_id=conversation.pk, last_event_id=last)
+    access = functools.partial(
+        stream_access_for_token, raw=bearer_token(request), conversation_id=conversation_id
+    )
+    try:
+        return await stream_open(
+            conversation_id=conversation_id, last_event_id=last, authorize=access
+        )
+    except StreamRefused as refused:
+        if refused.code == "not_found":
+            return error_response(NotFound())
+        bad_token_record(request)
+        return error_response(
+            ChatError(
+                "unauthorized",
+                _("Send a valid API token: Authorization: Bearer <token>."),
+                status=401,
+            )
+        )
+    except StreamOverloaded as error:
+        response = error_response(error)
+        response["Retry-After"] = str(error.retry_after)
+        return response

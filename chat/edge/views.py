@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from channels.db import database_sync_to_async
+import functools
+
 from django.contrib.auth.decorators import login_required
 from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
-    StreamingHttpResponse,
 )
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat import usecases
 from chat.core import selectors, services
-from chat.core.errors import ChatError, NotFound
+from chat.core.errors import ChatError
 from chat.core.forms import MessageForm
 from chat.core.http import conversation_for_page
 from chat.edge.forms import ConversationCreateForm
 from chat.edge.health import health_report
-from chat.edge.sse import parse_last_event_id, sse_response
+from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.stream_selectors import stream_access_for_session
 from chat.usecases import intake_begin
 from questionnaires.conversation import conversation_context, message_items, message_items_changed
 
@@ -111,22 +112,20 @@ def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpRes
 
 @require_http_methods(["GET"])
 async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-    user = await request.auser()
-    if not user.is_authenticated:
-        return HttpResponse(status=401)
-    try:
-        conversation = await database_sync_to_async(selectors.conversation_get_for_user)(
-            user=user, conversation_id=conversation_id
-        )
-    except NotFound:
-        return HttpResponse(status=404)
     last = parse_last_event_id(
         request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
     )
-    response: StreamingHttpResponse = sse_response(
-        conversation_id=conversation.pk, last_event_id=last
+    access = functools.partial(
+        stream_access_for_session, request=request, conversation_id=conversation_id
     )
-    return response
+    try:
+        return await stream_open(
+            conversation_id=conversation_id, last_event_id=last, authorize=access
+        )
+    except StreamRefused as refused:  # not logged in, or not theirs
+        return HttpResponse(status=401 if refused.code == "unauthorized" else 404)
+    except StreamOverloaded as error:
+        return HttpResponse(status=503, headers={"Retry-After": str(error.retry_after)})
 
 
 @require_GET

@@ -1,0 +1,201 @@
+"""The per-process fan-out (chat.edge.fanout): one read per event per process, nothing lost."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from chat.core.services import event_emit
+from chat.edge import fanout
+from chat.edge.sse import conversation_stream
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+emit = database_sync_to_async(event_emit)
+
+
+def _frames(chunk: bytes) -> list[dict[str, str]]:
+    """Every event frame in a chunk (comments and `retry:` skipped)."""
+    frames = []
+    for block in chunk.decode().split("\n\n"):
+        fields = dict(
+            line.split(": ", 1) for line in block.splitlines() if line and not line.startswith(":")
+        )
+        if "event" in fields:
+            frames.append(fields)
+    return frames
+
+
+class Reader:
+    """Reads one stream in the background; `frames` grows as events arrive."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.frames: list[dict[str, str]] = []
+        self.connected = asyncio.Event()
+        self.task = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for chunk in self.stream:
+            if chunk.startswith(b"retry:"):
+                self.connected.set()
+            self.frames.extend(_frames(chunk))
+
+    @property
+    def ids(self) -> list[int]:
+        return [int(f["id"]) for f in self.frames]
+
+    async def until(self, count: int, timeout: float = 5.0) -> list[int]:
+        async def wait() -> None:
+            while len(self.frames) < count:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(wait(), timeout)
+        return self.ids
+
+    async def close(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        await self.stream.aclose()
+
+
+async def _open(conversation_id: int, count: int, last_event_id: int = 0) -> list[Reader]:
+    readers = [
+        Reader(conversation_stream(conversation_id=conversation_id, last_event_id=last_event_id))
+        for _ in range(count)
+    ]
+    await asyncio.wait_for(asyncio.gather(*(r.connected.wait() for r in readers)), 10)
+    return readers
+
+
+@pytest.fixture
+def feed_reads(monkeypatch):
+    """Counts the fan-out's database reads (not the streams' own replays)."""
+    calls: list[int] = []
+    original = fanout.event_rows_after
+
+    def counting(**kwargs):
+        calls.append(kwargs["conversation_id"])
+        return original(**kwargs)
+
+    monkeypatch.setattr(fanout, "event_rows_after", counting)
+    return calls
+
+
+async def test_many_streams_get_an_event_from_one_read(conversation, feed_reads):
+    readers = await _open(conversation.pk, 50)
+    hub = fanout._hub
+    assert hub is not None and hub.open == 50 and len(hub.feeds) == 1
+
+    event = await emit(conversation_id=conversation.pk, name="message_done", data={"n": 1})
+    for reader in readers:
+        assert await reader.until(1) == [event.id]
+    assert feed_reads == [conversation.pk]  # one read for 50 streams
+    assert json.loads(readers[0].frames[0]["data"]) == {"n": 1}
+
+    for reader in readers:
+        await reader.close()
+    assert hub.open == 0 and hub.feeds == {}
+
+
+async def test_a_lost_wakeup_is_recovered_by_the_periodic_check(
+    conversation, feed_reads, monkeypatch, settings
+):
+    settings.SSE_KEEPALIVE_SECONDS = 0.2
+    (reader,) = await _open(conversation.pk, 1)
+    monkeypatch.setattr("chat.core.services.wake", lambda conversation_id, event_id: None)
+    event = await emit(conversation_id=conversation.pk, name="text_delta", data={})
+    assert await reader.until(1, timeout=3) == [event.id]
+    assert feed_reads == [conversation.pk]  # found by the check, then read once
+    await reader.close()
+
+
+async def test_a_stream_that_falls_behind_catches_up_from_the_database(conversation, monkeypatch):
+    monkeypatch.setattr(fanout, "INBOX_LIMIT", 3)
+    stream = conversation_stream(conversation_id=conversation.pk, last_event_id=0)
+    assert (await stream.__anext__()).startswith(b"retry:")  # open, then not reading
+    emitted = [
+        (await emit(conversation_id=conversation.pk, name="text_delta", data={"n": n})).id
+        for n in range(10)
+    ]
+    hub = fanout._hub
+    assert hub is not None
+    for _ in range(100):  # the feed has read all ten and overflowed the inbox
+        if hub.feeds[conversation.pk].cursor == emitted[-1]:
+            break
+        await asyncio.sleep(0.02)
+    listener = next(iter(hub.feeds[conversation.pk].listeners))
+    assert listener.behind and listener.frames == []
+
+    reader = Reader(stream)
+    assert await reader.until(10) == emitted  # each once, in order
+    later = await emit(conversation_id=conversation.pk, name="message_done", data={})
+    assert await reader.until(11) == [*emitted, later.id]
+    await reader.close()
+
+
+async def test_last_event_id_replay_is_exact(conversation):
+    ids = [
+        (await emit(conversation_id=conversation.pk, name="text_delta", data={"n": n})).id
+        for n in range(5)
+    ]
+    (reader,) = await _open(conversation.pk, 1, last_event_id=ids[1])
+    assert await reader.until(3) == ids[2:]
+    later = await emit(conversation_id=conversation.pk, name="message_done", data={})
+    assert await reader.until(4) == [*ids[2:], later.id]
+    await asyncio.sleep(0.2)
+    assert reader.ids == [*ids[2:], later.id]  # nothing twice (the feed saw them too)
+    await reader.close()
+
+
+async def test_a_replay_longer_than_a_page_continues_from_the_database(conversation, monkeypatch):
+    monkeypatch.setattr(fanout, "PAGE", 3)
+    ids = [
+        (await emit(conversation_id=conversation.pk, name="text_delta", data={"n": n})).id
+        for n in range(8)
+    ]
+    (reader,) = await _open(conversation.pk, 1)
+    assert await reader.until(8) == ids
+    await reader.close()
+
+
+async def test_streams_joining_a_busy_conversation_miss_nothing(conversation):
+    """Streams open while events are being emitted: each gets every later event once."""
+    first = await emit(conversation_id=conversation.pk, name="run_started", data={})
+
+    async def emitter() -> list[int]:
+        ids = []
+        for n in range(30):
+            ids.append((await emit(conversation_id=conversation.pk, name="t", data={"n": n})).id)
+            await asyncio.sleep(0.005)
+        return ids
+
+    producing = asyncio.ensure_future(emitter())
+    readers = []
+    for _ in range(10):
+        readers += await _open(conversation.pk, 1, last_event_id=first.id)
+        await asyncio.sleep(0.01)
+    ids = await producing
+    for reader in readers:
+        assert await reader.until(30) == ids
+    for reader in readers:
+        await reader.close()
+
+
+async def test_two_conversations_have_two_feeds(conversation, user, feed_reads):
+    from chat.core.services import conversation_create
+
+    other = await database_sync_to_async(conversation_create)(owner=user, agent="echo")
+    (a,) = await _open(conversation.pk, 1)
+    (b,) = await _open(other.pk, 1)
+    event = await emit(conversation_id=other.pk, name="text_delta", data={})
+    assert await b.until(1) == [event.id]
+    await asyncio.sleep(0.1)
+    assert a.ids == [] and feed_reads == [other.pk]
+    await a.close()
+    await b.close()
