@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint bench load serve messages clean
+.PHONY: run test lint bench load serve messages screenshots clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ load: $(STAMP)
 messages: $(STAMP)
 	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --no-obsolete
 	$(PY) manage.py compilemessages --ignore=.venv
+
+# PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/.
+screenshots: $(STAMP)
+	$(PY) -m tests.e2e.screenshots --out screenshots
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -2,7 +2,10 @@
 
 markdown-it-py with the `js-default` preset: raw HTML is off (escaped), and link
 validation refuses `javascript:`, `vbscript:`, `file:` and non-image `data:` URLs.
-Links open in a new tab without an opener. No database access here.
+Links open in a new tab without an opener. Fenced code with a language is highlighted
+server-side by Pygments (CSS classes only: static/css/code.css has the light and dark
+colours) under a small header with the language and a copy button (shown by
+static/js/ui.js); tables scroll sideways inside their own box. No database access here.
 
 Work budget.  markdown-it-py is pure Python and some inputs cost far more than their
 size suggests: each `[` starts a link-label scan (about 100-400 µs), an autolink is
@@ -33,12 +36,22 @@ from typing import Any
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
 from markdown_it.renderer import RendererHTML
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+# Highlighting a huge block costs more than it helps: past this, plain escaped text.
+HIGHLIGHT_MAX_CHARS = 20_000
+_FORMATTER = HtmlFormatter(nowrap=True)
 
 MAX_UNITS = 20_000
 """Static estimate over which a text is not parsed (at most ~0.3 s of markdown-it)."""
@@ -93,12 +106,69 @@ def _link_open(
     return self.renderToken(tokens, idx, options, env)
 
 
+def highlight_code(code: str, lang: str) -> str:
+    """HTML for a code block's text: Pygments spans when the language is known, else
+    escaped text. Pygments escapes the code itself."""
+    if lang and len(code) <= HIGHLIGHT_MAX_CHARS:
+        try:
+            lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            pass
+        else:
+            return str(highlight(code, lexer, _FORMATTER))
+    return str(escape(code))
+
+
+def _code_block_html(code: str, lang: str) -> str:
+    label = escape(lang)
+    copy, copied = escape(gettext("Copy")), escape(gettext("Copied"))
+    css = f' class="language-{label}"' if lang else ""
+    return (
+        '<div class="code-block"><div class="code-head">'
+        f'<span class="code-lang">{label}</span>'
+        f'<button type="button" class="code-copy" data-copy-code data-js-only data-copied="{copied}">'
+        f"<span>{copy}</span></button></div>"
+        f'<pre class="highlight"><code{css}>{highlight_code(code, lang)}</code></pre></div>\n'
+    )
+
+
+def _fence(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    info = unescapeAll(token.info).strip() if token.info else ""
+    lang = info.split()[0] if info else ""
+    return _code_block_html(token.content, lang)
+
+
+def _code_block(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return _code_block_html(tokens[idx].content, "")
+
+
+def _table_open(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return '<div class="table-wrap">' + self.renderToken(tokens, idx, options, env)
+
+
+def _table_close(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return self.renderToken(tokens, idx, options, env) + "</div>\n"
+
+
 def _build() -> MarkdownIt:
     md = MarkdownIt("js-default").enable("table").enable("strikethrough")
     md.add_render_rule("link_open", _link_open)
     alt = ["paragraph", "reference", "blockquote", "list"]
     md.block.ruler.before("table", "budget", _block_step, {"alt": alt})
     md.inline.ruler.before("text", "budget", _inline_step)
+    md.add_render_rule("fence", _fence)
+    md.add_render_rule("code_block", _code_block)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("table_close", _table_close)
     return md
 
 
@@ -144,3 +214,24 @@ def markdown_to_html(text: str) -> SafeString:
 
 def render_options() -> dict[str, Any]:
     return dict(_MD.options)
+
+
+def code_css() -> str:
+    """static/css/code.css: Pygments colours for the light theme and, in a
+    prefers-color-scheme media query, the dark one (regenerate with
+    `python -c "from chat.rendering import code_css; print(code_css())"`)."""
+    light = HtmlFormatter(style="default").get_style_defs(".highlight")
+    dark = HtmlFormatter(style="github-dark").get_style_defs(".highlight")
+    lines = [line for line in light.splitlines() if not line.startswith(("pre {", ".highlight {"))]
+    dark_lines = [
+        "  " + line
+        for line in dark.splitlines()
+        if not line.startswith(("pre {", ".highlight {", ".highlight .hll"))
+    ]
+    return (
+        "/* Generated by chat.rendering.code_css() from Pygments' default and github-dark. */\n"
+        + "\n".join(lines)
+        + "\n@media (prefers-color-scheme: dark) {\n"
+        + "\n".join(dark_lines)
+        + "\n}\n"
+    )

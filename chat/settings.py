@@ -7,8 +7,10 @@ nothing else; `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -211,6 +213,10 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+if not STATIC_ROOT.is_dir():
+    # Until `collectstatic` creates it (`make serve`), whitenoise serves from the finders
+    # (WHITENOISE_USE_FINDERS) and would warn "No directory at …" on every start.
+    warnings.filterwarnings("ignore", message=re.escape(f"No directory at: {STATIC_ROOT}"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -16,6 +16,16 @@ chat_patterns = [
     path("conversations/new", views.conversation_create, name="conversation_create"),
     path("conversations/<int:conversation_id>/", views.conversation_detail, name="conversation"),
     path(
+        "conversations/<int:conversation_id>/rename",
+        views.conversation_rename,
+        name="conversation_rename",
+    ),
+    path(
+        "conversations/<int:conversation_id>/delete",
+        views.conversation_delete,
+        name="conversation_delete",
+    ),
+    path(
         "conversations/<int:conversation_id>/messages",
         views.message_send,
         name="message_send",

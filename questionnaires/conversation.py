@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Max
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
+from django.utils.translation import gettext as _
 
 from chat.core import selectors
 from chat.core.models import Conversation, Message, Role
@@ -34,6 +39,18 @@ class MessageItem:
     form_ids: tuple[str, ...] = ()
     oob: bool = False
     cards: tuple[Card, ...] = ()  # attached cards of every registered kind
+    # A structured answer names its ask ("<turn id>:<field>"): the page shows each answer
+    # right after its question, although a turn may ask two questions before either is
+    # answered (messages are created, and numbered, in that order).
+    answers_key: str = ""
+    # The intake's summary card: "Which answers should change?" shows only after "I want to
+    # change something" (CSS, static/css/cards.css).
+    intake_confirm: bool = False
+
+    @property
+    def ask(self) -> Any:
+        """The item's ask widget (questionnaires.asks.presenters.AskView), if any."""
+        return next((c.view for c in self.cards if c.kind == "ask"), None)
 
     @property
     def role(self) -> str:
@@ -135,7 +152,35 @@ def _items(
                     draft=draft[1],
                 )
     cards = cards_for(conversation=conversation, messages=messages, drafts=saved)
-    return [_item(m, r, cards.get(m.pk, ())) for m, r in zip(messages, rendered, strict=True)]
+    items = [_item(m, r, cards.get(m.pk, ())) for m, r in zip(messages, rendered, strict=True)]
+    summary = str((conversation.state or {}).get("intake", {}).get("summary_questionnaire_id", ""))
+    if summary:
+        items = [
+            replace(i, intake_confirm=True) if summary == f"{i.message.pk}_q1" else i for i in items
+        ]
+    return answers_after_questions(items)
+
+
+def ask_key(item: MessageItem) -> str:
+    ask = item.ask
+    return f"{ask.turn_id}:{ask.ask.get('field', '')}" if ask else ""
+
+
+def answers_after_questions(items: list[MessageItem]) -> list[MessageItem]:
+    """Move each structured answer right after the ask it answers (when both are here);
+    static/js/chat.js does the same for answers that arrive live."""
+    asks = {ask_key(i) for i in items if i.ask}
+    if not any(i.answers_key in asks for i in items if i.answers_key):
+        return items
+    answers = {i.answers_key: i for i in items if i.answers_key in asks}
+    ordered: list[MessageItem] = []
+    for item in items:
+        if item.answers_key in answers:
+            continue
+        ordered.append(item)
+        if item.ask and ask_key(item) in answers:
+            ordered.append(answers[ask_key(item)])
+    return ordered
 
 
 def _input(message: Message, results: dict[str, str]) -> MessageInput:
@@ -155,7 +200,17 @@ def _item(message: Message, rendered: RenderedMessage, cards: tuple[Card, ...]) 
     # A live attached card adds its kind's letter to the state open tabs report back, so
     # they get it again, locked, once it is answered.
     state = rendered.card_state + "".join(c.state for c in cards)
-    return MessageItem(message, rendered.html, state, rendered.form_ids, cards=cards)
+    item = MessageItem(message, rendered.html, state, rendered.form_ids, cards=cards)
+    answer = (message.metadata or {}).get("structured_answer")
+    if message.role != Role.USER or not isinstance(answer, dict):
+        return item
+    key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("source") == "user_skipped":
+        # The model reads "Skipped: <question>"; the chat shows a short line under the
+        # question itself.
+        html = format_html('<p class="answer-skipped">{}</p>', _("Skipped"))
+        return replace(item, html=html, answers_key=key)
+    return replace(item, answers_key=key)
 
 
 def conversation_context(
@@ -171,4 +226,69 @@ def conversation_context(
         "last_event_id": last_event_id,
         "panel": state_panel_for(conversation=conversation),
         "run": selectors.run_latest(conversation=conversation),
+        "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk),
     }
+
+
+# --- the conversation list in the sidebar --------------------------------------------------
+
+SIDEBAR_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class SidebarEntry:
+    pk: int
+    title: str
+    agent: str
+    updated_at: datetime
+    when: str
+    active: bool
+
+    @property
+    def url(self) -> str:
+        return reverse("chat:conversation", args=[self.pk])
+
+
+def sidebar(*, user: Any, current_id: int | None = None, query: str = "") -> dict[str, Any]:
+    """The user's conversations, newest first, grouped Today / Yesterday / Previous 7 days
+    / Earlier, each with a relative date; ``query`` filters by title (no-JS search; with
+    JavaScript the list filters as you type)."""
+    now = timezone.localtime()
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    bounds = [
+        (today, _("Today")),
+        (today - timedelta(days=1), _("Yesterday")),
+        (today - timedelta(days=7), _("Previous 7 days")),
+    ]
+    groups: list[dict[str, Any]] = []
+    needle = query.strip().casefold()
+    for conversation in selectors.conversation_list_for_user(user=user)[:SIDEBAR_LIMIT]:
+        title = str(conversation)
+        if needle and needle not in title.casefold():
+            continue
+        updated = timezone.localtime(conversation.updated_at)
+        label = next((name for start, name in bounds if updated >= start), _("Earlier"))
+        if not groups or groups[-1]["label"] != label:
+            groups.append({"label": label, "entries": []})
+        groups[-1]["entries"].append(
+            SidebarEntry(
+                pk=conversation.pk,
+                title=title,
+                agent=conversation.get_agent_display(),
+                updated_at=updated,
+                when=_relative(updated, now),
+                active=conversation.pk == current_id,
+            )
+        )
+    return {"groups": groups, "query": query, "current_id": current_id}
+
+
+def _relative(moment: datetime, now: datetime) -> str:
+    if now - moment < timedelta(minutes=1):
+        return _("just now")
+    return _("%(time)s ago") % {"time": timesince(moment, now, depth=1)}
+
+
+def llm_configured() -> bool:
+    """Whether the OpenAI-compatible agent can work (the condition chat.runs.turn checks)."""
+    return bool(settings.LLM_BASE_URL or settings.LLM_API_KEY)

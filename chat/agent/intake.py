@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import yaml
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.models import Conversation, Message, Role, Run, StopReason
@@ -248,10 +249,13 @@ def _post_summary(conversation: Conversation, definition: Definition, run: Run) 
     }
     body = yaml.safe_dump(questionnaire, allow_unicode=True, sort_keys=False, width=1000)
     content = "\n".join(lines) + "\n\n```questionnaire\n" + body + "```\n"
-    message = message_create(
-        conversation=conversation, role=Role.ASSISTANT, content=content, run=run
-    )
-    _status_set(conversation, "confirming", summary_questionnaire_id=f"{message.pk}_q1")
+    # One transaction: open tabs fetch the summary (on message_done, after commit) already
+    # knowing it is the summary (the page shows its second question only when needed).
+    with transaction.atomic():
+        message = message_create(
+            conversation=conversation, role=Role.ASSISTANT, content=content, run=run
+        )
+        _status_set(conversation, "confirming", summary_questionnaire_id=f"{message.pk}_q1")
     return StopReason.AWAITING_USER_INPUT
 
 

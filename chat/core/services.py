@@ -63,6 +63,34 @@ def conversation_create(
     return Conversation.objects.create(owner=owner, title=title, agent=agent, language=lang)
 
 
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    title = " ".join((title or "").split())[:200]
+    if not title:
+        raise ChatError("title_empty", _("Type a name first."))
+    conversation.title = title
+    conversation.save(update_fields=["title", "updated_at"])
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete a conversation with its messages, runs, events and answers."""
+    conversation.delete()
+
+
+def conversation_name_from(*, conversation: Conversation, text: str) -> None:
+    """Name an untitled conversation after its first typed message (first line, ~60 chars)."""
+    if conversation.title:
+        return
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    # Markdown markers make poor names: "**repeat** this" becomes "repeat this".
+    line = " ".join(line.translate(str.maketrans("", "", "*_`~")).lstrip("#> ").split())
+    if len(line) > 60:
+        line = line[:59].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"
+    if line:
+        Conversation.objects.filter(pk=conversation.pk, title="").update(title=line)
+        conversation.title = line
+
+
 # --- messages ----------------------------------------------------------------------------
 
 

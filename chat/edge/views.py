@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import suppress
 
 from django.contrib.auth.decorators import login_required
 from django.http import (
@@ -12,29 +13,44 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat import usecases
-from chat.core import selectors, services
+from chat.core import services
 from chat.core.errors import ChatError
 from chat.core.forms import MessageForm
 from chat.core.http import conversation_for_page
-from chat.edge.forms import ConversationCreateForm
+from chat.edge.forms import ConversationCreateForm, ConversationRenameForm
 from chat.edge.health import health_report
 from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
 from chat.usecases import intake_begin
-from questionnaires.conversation import conversation_context, message_items, message_items_changed
+from questionnaires.asks.definitions import conversation_definition
+from questionnaires.conversation import (
+    conversation_context,
+    llm_configured,
+    message_items,
+    message_items_changed,
+    sidebar,
+)
+
+
+def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
+    context = {
+        "form": form,
+        "sidebar": sidebar(user=request.user, query=request.GET.get("q", "")),
+        "llm_ready": llm_configured(),
+    }
+    return render(request, "chat/conversation_list.html", context, status=status)
 
 
 @login_required
 @require_GET
 def conversation_list(request: HttpRequest) -> HttpResponse:
-    conversations = selectors.conversation_list_for_user(user=request.user)
-    form = ConversationCreateForm()
-    return render(
-        request, "chat/conversation_list.html", {"conversations": conversations, "form": form}
-    )
+    """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
+    return _home(request, ConversationCreateForm())
 
 
 @login_required
@@ -42,9 +58,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
 def conversation_create(request: HttpRequest) -> HttpResponse:
     form = ConversationCreateForm(request.POST)
     if not form.is_valid():
-        conversations = selectors.conversation_list_for_user(user=request.user)
-        context = {"conversations": conversations, "form": form}
-        return render(request, "chat/conversation_list.html", context, status=400)
+        return _home(request, form, status=400)
     conversation = services.conversation_create(
         owner=request.user,
         title=form.cleaned_data["title"],
@@ -52,6 +66,9 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
         language=request.LANGUAGE_CODE,
     )
     intake_begin(conversation=conversation, definition_id=form.cleaned_data.get("intake", ""))
+    definition = conversation_definition(conversation)
+    if not conversation.title and definition is not None:  # named after its topic
+        services.conversation_rename(conversation=conversation, title=definition.title)
     return redirect("chat:conversation", conversation_id=conversation.pk)
 
 
@@ -75,6 +92,9 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
             usecases.message_post_user(
                 conversation=conversation, content=form.cleaned_data["content"]
             )
+            services.conversation_name_from(
+                conversation=conversation, text=form.cleaned_data["content"]
+            )
         except ChatError as error:
             form.add_error("content", error.message)
             status = error.status
@@ -93,6 +113,39 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     # the new message itself arrives through the event stream like in every other tab.
     context = {"conversation": conversation, "form": form, "pending_form": pending_form}
     return render(request, "chat/conversation.html#composer", context, status=status)
+
+
+@login_required
+@require_POST
+def conversation_rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = conversation_for_page(request, conversation_id)
+    form = ConversationRenameForm(request.POST)
+    if form.is_valid():
+        with suppress(ChatError):  # a blank name keeps the old one
+            services.conversation_rename(
+                conversation=conversation, title=form.cleaned_data["title"]
+            )
+    return redirect(_next(request, reverse("chat:conversation", args=[conversation.pk])))
+
+
+@login_required
+@require_POST
+def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Delete one of the user's own conversations (anyone else's is a 404)."""
+    conversation = conversation_for_page(request, conversation_id)
+    gone = reverse("chat:conversation", args=[conversation.pk])
+    services.conversation_delete(conversation=conversation)
+    target = _next(request, reverse("chat:conversation_list"))
+    return redirect(reverse("chat:conversation_list") if target.startswith(gone) else target)
+
+
+def _next(request: HttpRequest, default: str) -> str:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
 
 
 @login_required

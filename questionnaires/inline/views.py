@@ -114,25 +114,40 @@ def _refused(
     refused: ChatError,
 ) -> HttpResponse:
     """JSON for API-ish requests; otherwise the card again, with the reason and the
-    user's selections: just the message for htmx, the whole page without JavaScript."""
+    user's selections: just the message for htmx, the whole page without JavaScript.
+    A card answered elsewhere (a stale tab) shows the accepted answer instead of the
+    draft; static/js/chat.js then loads the messages this tab missed."""
     if _wants_json(request):
         return error_response(refused)
     if refused.status == 404:
         raise Http404(refused.message)
     status = refused.status
-    draft = replace(
-        draft,
-        code=refused.code,
-        message=refused.message,
-        errors=refused.errors,
-        still_interactive=refused.code == "answer_invalid",
-    )
-    if request.htmx:
-        (item,) = message_items_for(
-            conversation=conversation, messages=[message], draft=(message.pk, draft)
+    shown: tuple[int, Draft] | None = None
+    notice = None
+    if refused.code == "questionnaire_already_submitted":
+        notice = {
+            "message_id": message.pk,
+            "code": refused.code,
+            "text": _(
+                "This questionnaire was already answered, maybe in another tab. "
+                "Here is the answer that counts."
+            ),
+        }
+    else:
+        shown = (
+            message.pk,
+            replace(
+                draft,
+                code=refused.code,
+                message=refused.message,
+                errors=refused.errors,
+                still_interactive=refused.code == "answer_invalid",
+            ),
         )
-        return render(request, "chat/conversation.html#message", {"item": item}, status=status)
-    context = conversation_context(
-        conversation=conversation, form=MessageForm(), draft=(message.pk, draft)
-    )
+    if request.htmx:
+        (item,) = message_items_for(conversation=conversation, messages=[message], draft=shown)
+        context = {"item": item, "notice": notice}
+        return render(request, "chat/conversation.html#message", context, status=status)
+    context = conversation_context(conversation=conversation, form=MessageForm(), draft=shown)
+    context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)

@@ -24,6 +24,8 @@
     });
   });
 
+  // One polite live region; each announcement is a new line (a quick second one never
+  // cuts off the first), and only the last few are kept.
   var announcer = null;
   function announce(text) {
     if (!text) return;
@@ -33,21 +35,40 @@
       announcer.className = "visually-hidden";
       announcer.setAttribute("role", "status");
       announcer.setAttribute("aria-live", "polite");
+      announcer.setAttribute("aria-relevant", "additions");
       document.body.appendChild(announcer);
     }
-    announcer.textContent = "";
-    window.setTimeout(function () { announcer.textContent = text; }, 50);
+    window.setTimeout(function () {
+      var line = document.createElement("p");
+      line.textContent = text;
+      announcer.appendChild(line);
+      while (announcer.children.length > 4) announcer.removeChild(announcer.firstChild);
+    }, 50);
   }
 
   var seen = {};
   var focusCard = null;
+  // New cards and questions are announced politely (#messages itself is not a live region:
+  // swaps and reordering would repeat whole messages); so is the text of a new reply.
   function scan(quiet) {
     var messages = [];
-    document.querySelectorAll("#messages .qcard[data-announce]").forEach(function (card) {
-      var key = card.id + ":" + card.dataset.cardMode;
-      if (seen[key]) return;
-      seen[key] = true;
-      if (!quiet && card.dataset.announce) messages.push(card.dataset.announce);
+    document.querySelectorAll("#messages > article.msg-assistant").forEach(function (article) {
+      var widgets = article.querySelectorAll("[data-announce]");
+      if (!widgets.length) {
+        if (seen[article.id]) return;
+        seen[article.id] = true;
+        var body = article.querySelector(".msg-body");
+        var text = body ? body.textContent.trim().replace(/\s+/g, " ") : "";
+        if (!quiet && text) messages.push(text.length > 200 ? text.slice(0, 199) + "…" : text);
+        return;
+      }
+      seen[article.id] = true;
+      widgets.forEach(function (card) {
+        var key = card.id + ":" + (card.dataset.cardMode || card.dataset.announce);
+        if (seen[key]) return;
+        seen[key] = true;
+        if (!quiet && card.dataset.announce) messages.push(card.dataset.announce);
+      });
     });
     if (messages.length) announce(messages.join(" "));
     if (focusCard) {

@@ -37,6 +37,27 @@
     var seen = {};
     var nodes = Array.prototype.slice.call(box.querySelectorAll(":scope > article[id]")).reverse();
     nodes.forEach(function (n) { if (seen[n.id]) { n.remove(); } else { seen[n.id] = true; } });
+    placeAnswers(box);
+  });
+  // A turn may ask two questions before either is answered; each answer is shown right
+  // after its question (the server orders full pages the same way, questionnaires.conversation).
+  function placeAnswers(box) {
+    box.querySelectorAll(":scope > article[data-answers]").forEach(function (answer) {
+      var key = answer.dataset.answers;
+      var ask = null;
+      box.querySelectorAll(":scope > article[data-ask-key]").forEach(function (a) {
+        if (a.dataset.askKey === key) ask = a;
+      });
+      if (ask && ask.nextElementSibling !== answer) ask.after(answer);
+    });
+  }
+  // A refusal because this tab is behind (409: answered elsewhere, superseded): fetch
+  // the messages it missed, so the newer ones it points to appear.
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var xhr = evt.detail.xhr;
+    var box = document.getElementById("messages");
+    if (!box || !xhr || xhr.status !== 409 || !window.htmx) return;
+    window.setTimeout(function () { window.htmx.trigger(box, "qc:refresh"); }, 0);
   });
   // A refusal (400 bad input, 409 conflict, 413 too long) comes back as the form or card
   // with its reason and what the user typed: swap it in (htmx skips 4xx by default).
@@ -49,12 +70,12 @@
       evt.detail.isError = false;
     }
   });
-  // Enter sends, Shift+Enter makes a new line.
+  // Enter sends, Shift+Enter makes a new line (not while an IME composes).
   document.addEventListener("keydown", function (evt) {
     var t = evt.target;
     if (evt.key === "Enter" && !evt.shiftKey && !evt.isComposing && t && t.id === "id_content") {
       evt.preventDefault();
-      if (t.form) t.form.requestSubmit();
+      if (t.form && t.value.trim()) t.form.requestSubmit();
     }
   });
 })();

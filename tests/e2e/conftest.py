@@ -97,7 +97,7 @@ def page(context, server):
 def new_conversation(page, server: LiveServer, *, agent: str = "echo", title: str = "") -> int:
     page.goto(server.url + "/")
     page.fill("#id_title", title)
-    page.select_option("#id_agent", agent)
+    page.check(f"#agent-{agent}")
     page.click(".new-conversation button[type=submit]")
     page.wait_for_url("**/conversations/*/")
     return int(page.url.rstrip("/").split("/")[-1])

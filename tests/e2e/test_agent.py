@@ -95,22 +95,54 @@ def test_protocol_tour(page, server):
     ]
 
 
-def test_failed_run_shows_retry_and_keeps_the_message(page, server):
-    # The e2e server has no model endpoint configured: the openai agent fails visibly.
-    conversation_id = new_conversation(page, server, agent="openai", title="No model")
+def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
+    # The e2e server has no model endpoint configured.
+    page.goto(server.url + "/")
+    expect(page.locator("#agent-openai")).to_be_disabled()
+    expect(page.locator("label[for=agent-openai]")).to_contain_text("LLM_BASE_URL")
+    # A conversation made through the API still says what to do, and offers no Retry
+    # that could never succeed.
+    conversation_id = int(
+        server.shell(
+            "from django.contrib.auth.models import User\n"
+            "from chat.core.services import conversation_create\n"
+            "print(conversation_create(owner=User.objects.get(username='ann'), agent='openai').pk)"
+        )
+        .strip()
+        .splitlines()[-1]
+    )
+    page.goto(f"{server.url}/conversations/{conversation_id}/")
+    expect(page.locator("[data-agent-notice=llm_not_configured]")).to_contain_text("LLM_BASE_URL")
     page.fill("#id_content", "Are you there?")
     page.click("#composer button[type=submit]")
     failed = page.locator("#run-status .run-failed")
     expect(failed).to_be_visible(timeout=TIMEOUT)
-    expect(failed).to_contain_text("LLM_BASE_URL")
+    expect(failed).to_contain_text("no model is connected")
+    expect(failed.get_by_role("button", name="Retry")).to_have_count(0)
     expect(page.locator("#messages .msg-user")).to_contain_text("Are you there?")
+
+
+def test_failed_run_shows_retry_and_keeps_the_message(page, server):
+    conversation_id = new_conversation(page, server, agent="echo", title="Flaky agent")
+    page.fill("#id_content", "Are you there?")
+    page.click("#composer button[type=submit]")
+    expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Are you there?")
+    # the turn "failed" (as a lost worker or a model error would leave it)
+    server.shell(
+        "from chat.models import Run\n"
+        f"Run.objects.filter(conversation_id={conversation_id}).update("
+        "status='failed', stop_reason='error', error='worker_lost: the process stopped.')"
+    )
+    page.reload()
+    failed = page.locator("#run-status .run-failed")
+    expect(failed).to_contain_text("could not answer")
+    expect(failed.locator("details")).to_contain_text("worker_lost")  # codes in a disclosure
     first_run = failed.get_attribute("data-run")
     failed.get_by_role("button", name="Retry").click()
-    expect(page.locator("#run-status .run-failed")).not_to_have_attribute(
-        "data-run", first_run or "", timeout=TIMEOUT
-    )
+    expect(page.locator("#run-status .run-failed")).to_have_count(0, timeout=TIMEOUT)
     count = server.shell(
         f"from chat.models import Run\nprint(Run.objects.filter(conversation_id={conversation_id}).count())"
     )
     assert count.strip().splitlines()[-1] == "2"
+    assert first_run
     expect(page.locator("#messages .msg-user")).to_have_count(1)

@@ -11,7 +11,7 @@ from tests.e2e.conftest import new_conversation
 def _start(page, server, intake="knee"):
     page.goto(server.url + "/")
     page.fill("#id_title", "Intake e2e")
-    page.select_option("#id_agent", "intake")
+    page.check("#agent-intake")
     page.select_option("#id_intake", intake)
     page.click(".new-conversation button[type=submit]")
     page.wait_for_url("**/conversations/*/")

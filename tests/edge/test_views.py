@@ -120,3 +120,127 @@ def test_list_shows_only_own_conversations(client_in, other_user):
 
     conversation_create(owner=other_user, title="secret-plans", agent="echo")
     assert "secret-plans" not in client_in.get("/").content.decode()
+
+
+# --- the sidebar: rename, delete, search, names ---------------------------------------------
+
+
+def test_rename_own_conversation(client_in, conversation):
+    url = reverse("chat:conversation_rename", args=[conversation.pk])
+    response = client_in.post(url, {"title": "  Trip   to Oslo ", "next": "/"})
+    assert response.status_code == 302 and response["Location"] == "/"
+    conversation.refresh_from_db()
+    assert conversation.title == "Trip to Oslo"
+    client_in.post(url, {"title": "   "})  # blank: the old name stays
+    conversation.refresh_from_db()
+    assert conversation.title == "Trip to Oslo"
+
+
+def test_rename_refuses_an_outside_next(client_in, conversation):
+    url = reverse("chat:conversation_rename", args=[conversation.pk])
+    response = client_in.post(url, {"title": "x", "next": "https://evil.example/"})
+    assert response["Location"] == reverse("chat:conversation", args=[conversation.pk])
+
+
+def test_delete_own_conversation(client_in, conversation):
+    Message.objects.create(conversation=conversation, seq=1, role="user", content="hi")
+    here = reverse("chat:conversation", args=[conversation.pk])
+    url = reverse("chat:conversation_delete", args=[conversation.pk])
+    response = client_in.post(url, {"next": here})
+    assert response.status_code == 302 and response["Location"] == "/"  # not the deleted page
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    assert not Message.objects.filter(conversation_id=conversation.pk).exists()
+
+
+@pytest.mark.parametrize("action", ["conversation_rename", "conversation_delete"])
+def test_another_users_conversation_cannot_be_renamed_or_deleted(
+    client, other_user, conversation, action
+):
+    client.force_login(other_user)
+    response = client.post(reverse(f"chat:{action}", args=[conversation.pk]), {"title": "mine"})
+    assert response.status_code == 404
+    conversation.refresh_from_db()
+    assert conversation.title == "Test"
+
+
+@pytest.mark.parametrize("action", ["conversation_rename", "conversation_delete"])
+def test_rename_and_delete_need_post(client_in, conversation, action):
+    response = client_in.get(reverse(f"chat:{action}", args=[conversation.pk]))
+    assert response.status_code == 405
+
+
+def test_sidebar_groups_searches_and_marks_the_open_conversation(client_in, user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from chat.core.services import conversation_create
+
+    old = conversation_create(owner=user, title="Old trip", agent="echo")
+    Conversation.objects.filter(pk=old.pk).update(updated_at=timezone.now() - timedelta(days=30))
+    new = conversation_create(owner=user, title="Fresh idea", agent="echo")
+    html = client_in.get(reverse("chat:conversation", args=[new.pk])).content.decode()
+    html = html[html.index('class="conv-nav"') :]
+    assert html.index("Today") < html.index("Fresh idea") < html.index("Earlier")
+    assert html.index("Earlier") < html.index("Old trip")
+    assert "ago" in html and 'aria-current="page"' in html
+    html = client_in.get("/?q=trip").content.decode()
+    nav = html[html.index('class="conv-nav"') :]
+    assert "Old trip" in nav and "Fresh idea" not in nav
+
+
+def test_untitled_conversation_is_named_from_its_first_message(client_in, user):
+    from chat.core.services import conversation_create
+
+    conversation = conversation_create(owner=user, agent="echo")
+    url = reverse("chat:message_send", args=[conversation.pk])
+    client_in.post(
+        url,
+        {
+            "content": "\n  Plan a weekend in Oslo with two kids and a dog, on a budget please\nthanks"
+        },
+    )
+    conversation.refresh_from_db()
+    assert conversation.title.startswith("Plan a weekend in Oslo") and conversation.title.endswith(
+        "…"
+    )
+    assert len(conversation.title) <= 60
+    client_in.post(url, {"content": "something else"})
+    conversation.refresh_from_db()
+    assert conversation.title.startswith("Plan a weekend")
+
+
+def test_model_agent_is_refused_without_an_endpoint(client_in, user, settings):
+    settings.LLM_BASE_URL = settings.LLM_API_KEY = ""
+    html = client_in.get("/").content.decode()
+    assert 'id="agent-openai"' in html and "LLM_BASE_URL" in html
+    response = client_in.post(reverse("chat:conversation_create"), {"agent": "openai"})
+    assert response.status_code == 400
+    assert not Conversation.objects.filter(owner=user).exists()
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
+    response = client_in.post(reverse("chat:conversation_create"), {"agent": "openai"})
+    assert response.status_code == 302
+
+
+def test_every_agent_greets_in_an_empty_conversation(client_in, user):
+    from chat.core.services import conversation_create
+
+    for agent in ("echo", "scripted", "openai", "external"):
+        conversation = conversation_create(owner=user, agent=agent)
+        html = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+        assert 'class="agent-intro"' in html and 'class="agent-intro-about"' in html
+    assert 'data-agent-notice="external"' in html
+
+
+def test_a_working_turn_refreshes_full_pages_only(client_in, conversation):
+    from chat.models import Run
+
+    page = reverse("chat:conversation", args=[conversation.pk])
+    assert 'http-equiv="refresh"' not in client_in.get(page).content.decode()
+    Run.objects.create(conversation=conversation, status="running")
+    html = client_in.get(page).content.decode()
+    assert f'<meta http-equiv="refresh" content="2;url={page}">' in html
+    status = client_in.get(
+        reverse("chat:run_status", args=[conversation.pk]), headers={"HX-Request": "true"}
+    )
+    assert "working" in status.content.decode() and "refresh" not in status.content.decode()

@@ -1,0 +1,65 @@
+"""View models: answers after their questions, skips, the sidebar's relative dates."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from chat.core.services import message_create
+from chat.models import Message
+from questionnaires.conversation import _relative, message_items
+
+pytestmark = pytest.mark.django_db
+
+
+def _ask(conversation, field: str, turn: str = "turn_1") -> Message:
+    ask = {
+        "question": f"{field}?",
+        "field": field,
+        "type": "options",
+        "allow_free_text": False,
+        "options": [{"label": "A", "value": "a"}, {"label": "B", "value": "b"}],
+    }
+    return message_create(
+        conversation=conversation,
+        role="assistant",
+        content=f"{field}?",
+        metadata={"ask_user_options": ask, "turn_id": turn},
+    )
+
+
+def _answer(conversation, field: str, source: str = "user_option_click", turn: str = "turn_1"):
+    envelope = {"field": field, "turn_id": turn, "source": source, "value": "a"}
+    return message_create(
+        conversation=conversation,
+        role="user",
+        content="{}",
+        display_content="A" if source != "user_skipped" else f"Skipped: {field}?",
+        metadata={"structured_answer": envelope},
+    )
+
+
+def test_each_answer_follows_its_question(conversation):
+    q1, q2 = _ask(conversation, "one"), _ask(conversation, "two")
+    a1, a2 = _answer(conversation, "one"), _answer(conversation, "two", source="user_skipped")
+    items = message_items(conversation=conversation)
+    assert [i.message.pk for i in items] == [q1.pk, a1.pk, q2.pk, a2.pk]
+    assert items[1].answers_key == "turn_1:one"
+    assert "Skipped" in items[3].html and "two?" not in items[3].html
+
+
+def test_live_answers_keep_their_key_for_the_page_to_place(conversation):
+    _ask(conversation, "one")
+    _ask(conversation, "two")
+    answer = _answer(conversation, "one")
+    (item,) = message_items(conversation=conversation, after_seq=answer.seq - 1)
+    assert item.answers_key == "turn_1:one"
+
+
+def test_relative_dates():
+    now = timezone.now()
+    assert _relative(now - timedelta(seconds=5), now) == "just now"
+    assert _relative(now - timedelta(minutes=5), now) == "5\xa0minutes ago"
+    assert _relative(now - timedelta(days=3, hours=5), now) == "3\xa0days ago"
