@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import tempfile
 import time
 import warnings
 from datetime import timedelta
@@ -162,6 +163,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # Tests get a file too, not Django's shared-cache in-memory database: that one locks
+    # whole tables and ignores the busy timeout, so a stream reading while a test writes
+    # fails with "database table is locked" instead of waiting.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"chat-test-{os.getpid()}.sqlite3")
     }
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Under ASGI every request runs in its own thread, so per-thread persistent
