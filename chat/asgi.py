@@ -2,8 +2,9 @@
 
 - `http`: Django, except path prefixes in `MOUNTS` (other ASGI apps, e.g. the MCP endpoint).
 - `lifespan`: runs the startup/shutdown of mounted apps that need it.
-- `channel`: background work for `manage.py runworker agent-runs` (agent runs off the web
-  workers when `AGENT_RUNNER=worker`).
+
+Agent runs off the web workers go through Celery (`AGENT_RUNNER=celery`, chat/celery.py);
+the channel layer only wakes event streams.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
 django_application = get_asgi_application()
 
-from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from chat import mcp as chat_mcp  # noqa: E402
-from chat.worker import agent_runs_application  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -64,10 +64,4 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
                 return
 
 
-application = ProtocolTypeRouter(
-    {
-        "http": http_router,
-        "lifespan": lifespan,
-        "channel": ChannelNameRouter({"agent-runs": agent_runs_application}),
-    }
-)
+application = ProtocolTypeRouter({"http": http_router, "lifespan": lifespan})

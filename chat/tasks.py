@@ -1,0 +1,41 @@
+"""Celery tasks: execute an agent run, and the reaper beat schedules.
+
+The run task is acknowledged late and handed back to the broker when its worker process
+dies (settings: CELERY_TASK_ACKS_LATE, CELERY_TASK_REJECT_ON_WORKER_LOST), so another
+worker takes it over; `run_execute` then resumes the turn from its last persisted step
+(chat.agent.resume). Each take is one RunAttempt; AGENT_MAX_ATTEMPTS bounds them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from celery import shared_task
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="chat.run_execute", bind=True)
+def run_execute_task(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
+    from chat.agent.runner import run_execute
+
+    # (Celery's Django fixup recycles database connections around every task.)
+    run_execute(
+        run_id=run_id,
+        task_id=self.request.id or "",
+        worker=f"{self.request.hostname or 'celery'}:{os.getpid()}",
+    )
+
+
+@shared_task(name="chat.runs_reap")
+def runs_reap() -> dict[str, list[int]]:
+    """Resume runs whose worker died (or fail them visibly once their attempts are used)."""
+    from chat.agent.heartbeat import run_reap_stale
+
+    reaped = run_reap_stale()
+    if reaped.failed or reaped.requeued:
+        logger.warning(
+            "runs whose worker died: requeued %s, failed %s", reaped.requeued, reaped.failed
+        )
+    return {"failed": reaped.failed, "requeued": reaped.requeued}
