@@ -222,6 +222,9 @@ AGENT_TURN_TIME_LIMIT = int(
 )
 # How often the beat process looks for runs whose worker died (seconds).
 AGENT_REAP_INTERVAL = float(os.environ.get("AGENT_REAP_INTERVAL", "10"))
+# Streamed `text_delta` events older than this (seconds) are pruned (the message they
+# built is stored; only a replay older than a day loses the typing animation).
+EVENT_DELTA_MAX_AGE = int(os.environ.get("EVENT_DELTA_MAX_AGE", str(24 * 3600)))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
@@ -294,4 +297,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": AGENT_REAP_INTERVAL,
         "options": {"expires": AGENT_REAP_INTERVAL},
     },
+    # The event table grows with every streamed fragment; old ones are dropped.
+    "events-prune": {"task": "chat.events_prune", "schedule": 3600.0, "options": {"expires": 3600}},
+    # Login sessions past their expiry (Django's clearsessions).
+    "sessions-clear": {"task": "chat.sessions_clear", "schedule": 86400.0},
 }

@@ -1,4 +1,4 @@
-"""Celery tasks: execute an agent run, and the reaper beat schedules.
+"""Celery tasks: execute an agent run, and the periodic housekeeping beat schedules.
 
 The run task is acknowledged late and handed back to the broker when its worker process
 dies (settings: CELERY_TASK_ACKS_LATE, CELERY_TASK_REJECT_ON_WORKER_LOST), so another
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
+from importlib import import_module
 
 from celery import shared_task
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -39,3 +41,17 @@ def runs_reap() -> dict[str, list[int]]:
             "runs whose worker died: requeued %s, failed %s", reaped.requeued, reaped.failed
         )
     return {"failed": reaped.failed, "requeued": reaped.requeued}
+
+
+@shared_task(name="chat.events_prune")
+def events_prune() -> int:
+    """Drop streamed text fragments older than EVENT_DELTA_MAX_AGE."""
+    from chat.services import event_prune_deltas
+
+    return event_prune_deltas(older_than=settings.EVENT_DELTA_MAX_AGE)
+
+
+@shared_task(name="chat.sessions_clear")
+def sessions_clear() -> None:
+    """Delete expired login sessions (what `manage.py clearsessions` does)."""
+    import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()

@@ -6,14 +6,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
+from django.core.management import call_command
+from django.utils import timezone
 
 from chat import celery_app
 from chat.models import Event, Run, RunStatus
 from chat.services import message_post_user
 from chat.settings import _next_redis_db
-from chat.tasks import run_execute_task
+from chat.tasks import events_prune, run_execute_task, sessions_clear
 
 pytestmark = pytest.mark.django_db
 
@@ -98,3 +104,42 @@ def test_the_task_executes_the_run_and_records_the_attempt(conversation):
     attempt = run.attempt_log.get()
     assert attempt.task_id == "message-1" and attempt.worker.endswith(f":{os.getpid()}")
     assert attempt.outcome == "finished" and attempt.ended_at
+
+
+def _event(conversation, name, age_seconds):
+    event = Event.objects.create(conversation=conversation, name=name, data={})
+    when = timezone.now() - timedelta(seconds=age_seconds)
+    Event.objects.filter(pk=event.pk).update(created_at=when)
+    return event.pk
+
+
+def test_old_text_deltas_are_pruned_and_nothing_else(conversation, settings):
+    settings.EVENT_DELTA_MAX_AGE = 3600
+    old = [_event(conversation, "text_delta", 7200) for _ in range(3)]
+    kept = [
+        _event(conversation, "text_delta", 60),
+        _event(conversation, "message_done", 7200),
+        _event(conversation, "run_finished", 7200),
+    ]
+    assert events_prune() == 3
+    remaining = set(Event.objects.values_list("pk", flat=True))
+    assert remaining == set(kept) and not remaining & set(old)
+
+
+def test_prune_events_command(conversation):
+    _event(conversation, "text_delta", 120)
+    out = StringIO()
+    call_command("prune_events", "--older-than", "60", stdout=out)
+    assert out.getvalue().strip() == "1 text_delta event(s) deleted"
+    assert not Event.objects.exists()
+
+
+def test_expired_sessions_are_cleared():
+    expired, live = SessionStore(), SessionStore()
+    expired.create()
+    live.create()
+    Session.objects.filter(pk=expired.session_key).update(
+        expire_date=timezone.now() - timedelta(days=1)
+    )
+    sessions_clear()
+    assert list(Session.objects.values_list("pk", flat=True)) == [live.session_key]
