@@ -207,7 +207,7 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
         f"AGENT_RUNNER must be thread, inline or celery, not {AGENT_RUNNER!r}"
     )
 # Runs one Celery worker executes at once (its prefork pool size).
-AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "4"))
+AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery
 # it is queued again and resumes (up to AGENT_MAX_ATTEMPTS takes), otherwise it is failed.
 # A queued run nobody picked up within AGENT_QUEUE_TIMEOUT is failed. Failures show Retry.
