@@ -37,10 +37,11 @@ serve: $(STAMP)
 	AGENT_RUNNER=$${AGENT_RUNNER:-celery} STATIC_MANIFEST=1 \
 	  $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
-# Load + fault test (loopback, bounded): 200 users, one web worker killed half-way.
+# Load + fault test (loopback, bounded): 200 users; half-way one web worker is SIGKILLed
+# and one Celery pool process is SIGKILLed in the middle of a turn, which must resume.
 # Needs DATABASE_URL (PostgreSQL) and REDIS_URL.
 load: $(STAMP)
-	$(PY) -m bench.load --users 200 --duration 30 --kill-worker
+	$(PY) -m bench.load --users 200 --duration 30 --kill-worker --kill-run-worker
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)

@@ -172,12 +172,25 @@ class LiveServer:
                 pids.extend(_children(child))
         return pids
 
+    def run_worker(self, run_id: int) -> str:
+        """`Run.worker` (node:pid) — straight from PostgreSQL when possible: a Django
+        shell takes a second or more on a busy machine, longer than a turn."""
+        url = self.env["DATABASE_URL"]
+        if url.startswith(("postgres://", "postgresql://")):
+            with _postgres_admin(url) as conn:
+                row = conn.execute("SELECT worker FROM chat_run WHERE id = %s", (run_id,))
+                found = row.fetchone()
+                return str(found[0]) if found else ""
+        return str(
+            self.json(
+                "from chat.models import Run\nimport json\n"
+                f"print(json.dumps(Run.objects.get(pk={run_id}).worker))"
+            )
+        )
+
     def kill_run_process(self, run_id: int) -> int | None:
         """SIGKILL the Celery pool process executing run `run_id` (mid-turn)."""
-        worker = self.json(
-            "from chat.models import Run\nimport json\n"
-            f"print(json.dumps(Run.objects.get(pk={run_id}).worker))"
-        )
+        worker = self.run_worker(run_id)
         pid = int(worker.rpartition(":")[2]) if worker else 0
         if pid not in self.celery_pool_pids():
             return None
