@@ -105,10 +105,12 @@ class ToolCallEvent:
 
 @dataclass(frozen=True)
 class ToolResultEvent:
-    """A tool finished; `result` is what the model sees (JSON object)."""
+    """A tool finished; `result` is what the model sees (JSON object). `stop` is set when
+    this call's failure ends the run (the step's later calls are not executed)."""
 
     call: ToolCall
     result: dict[str, Any]
+    stop: RunStopped | None = None
 
 
 @dataclass(frozen=True)

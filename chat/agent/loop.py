@@ -168,12 +168,14 @@ class _Loop:
         failure: RunStopped | None = None
         for call in completion.tool_calls:
             yield ToolCallEvent(call)
+            stop: RunStopped | None = None
             if failure is None:
-                result, failure = self._execute(call)
+                result, stop = self._execute(call)
+                failure = stop
             else:
                 result = error_result("NOT_EXECUTED", "Skipped after an earlier tool failed.")
             results.append(ToolResult(call, result))
-            yield ToolResultEvent(call, result)
+            yield ToolResultEvent(call, result, stop)
         self.history.append(_assistant_dict(completion.content, completion.tool_calls))
         self.history.extend(_tool_dict(r) for r in results)
         self.signatures.append(
@@ -210,7 +212,7 @@ class _Loop:
             return tool.execute(arguments, replace(self.context, call_id=call.id)), None
         except ToolStop as exc:
             stop = RunStopped(Stop.ERROR, exc.code, exc.message)
-            return error_result(exc.code.upper(), exc.message), stop
+            return exc.result or error_result(exc.code.upper(), exc.message), stop
         except Exception as exc:
             message = f"The tool {call.name} failed: {type(exc).__name__}: {exc}"
             return error_result("TOOL_EXCEPTION", message), RunStopped(

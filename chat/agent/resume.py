@@ -124,11 +124,15 @@ class Journal:
             started.append(call_id)
             self.write()
 
-    def call_finished(self, call_id: str, result: Mapping[str, Any]) -> None:
-        results = self.doc["step"]["results"]
-        if call_id not in results:
+    def call_finished(
+        self, call_id: str, result: Mapping[str, Any], stop: Mapping[str, Any] | None
+    ) -> None:
+        step = self.doc["step"]
+        if call_id not in step["results"]:
             # As JSON text: PostgreSQL's jsonb would reorder the keys the model sees.
-            results[call_id] = json.dumps(result, ensure_ascii=False)
+            step["results"][call_id] = json.dumps(result, ensure_ascii=False)
+            if stop is not None:  # this call's failure ends the run
+                step.setdefault("stops", {})[call_id] = dict(stop)
             self.write()
 
     def step_stored(self, state: LoopState | None, stop: Mapping[str, Any] | None = None) -> None:
@@ -169,6 +173,7 @@ def journaled_tools(tools: Sequence[Tool], resume: Resume) -> tuple[Tool, ...]:
     """The tools, answering calls of the replayed step from its journal."""
     step = resume.step or {}
     results: Mapping[str, Any] = step.get("results") or {}
+    stops: Mapping[str, Any] = step.get("stops") or {}
     started = set(step.get("started") or [])
 
     def wrap(tool: Tool) -> Tool:
@@ -176,6 +181,9 @@ def journaled_tools(tools: Sequence[Tool], resume: Resume) -> tuple[Tool, ...]:
             stored = results.get(context.call_id)
             if stored is not None:
                 result: dict[str, Any] = json.loads(stored)
+                stop = stops.get(context.call_id)
+                if stop is not None:  # it failed the run the first time: so it does again
+                    raise ToolStop(stop["code"], stop["message"], result)
                 return result
             if not tool.idempotent and context.call_id in started:
                 raise ToolStop("tool_effect_unknown", effect_unknown_message(tool.name))

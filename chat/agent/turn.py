@@ -163,7 +163,12 @@ class RunSink:
     @transaction.atomic
     def tool_result(self, event: ToolResultEvent) -> None:
         call = event.call
-        self.journal.call_finished(call.id, event.result)
+        stop = event.stop
+        self.journal.call_finished(
+            call.id,
+            event.result,
+            stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
+        )
         if call.id not in self.resume.reported:
             self.emit(
                 "tool_result",

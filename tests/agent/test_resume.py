@@ -114,16 +114,39 @@ TWO_STEPS = (
 )
 
 
-def test_a_crash_at_any_step_resumes_to_the_same_end(user, script, crash):
-    script(*TWO_STEPS)
+def _boom(arguments, context):
+    raise RuntimeError("the tool broke")
+
+
+BOOM = Tool("boom", "Breaks.", {"type": "object"}, _boom, idempotent=True)
+FAILING = (
+    Turn("Trying the tool.", (ToolCall("", "boom", "{}"), ToolCall("", "boom", "{}"))),
+    Turn("never reached"),
+)
+
+
+@pytest.mark.parametrize(
+    ("turns", "ends", "streamed"),
+    [
+        (TWO_STEPS, ("finished", "awaiting_user_input"), {1: "Let me check that.", 2: VALID}),
+        # A tool failure ends the run with an error, however often it is resumed.
+        (FAILING, ("failed", "error"), {1: "Trying the tool."}),
+    ],
+    ids=["tool-step-then-reply", "tool-failure"],
+)
+def test_a_crash_at_any_step_resumes_to_the_same_end(
+    user, script, crash, monkeypatch, turns, ends, streamed
+):
+    monkeypatch.setattr(turn_module, "TOOLS", (*TOOLS, BOOM))
+    script(*turns)
     reference = start(user)
     plan = crash(10_000)
     run_execute(run_id=reference.pk, task_id=TASK)
     expected = outcome(reference)
     steps = plan["seen"]
-    assert expected["run"][:2] == (RunStatus.FINISHED, StopReason.AWAITING_USER_INPUT)
-    assert expected["streamed"] == {1: "Let me check that.", 2: VALID}
-    assert steps > 10
+    assert expected["run"][:2] == ends
+    assert expected["streamed"] == streamed
+    assert steps > 6
     for k in range(1, steps + 1):
         run = start(user)
         crash(k)
@@ -135,7 +158,7 @@ def test_a_crash_at_any_step_resumes_to_the_same_end(user, script, crash):
         for key, value in expected.items():
             assert got[key] == value, f"crash at event {k}: {key}"
         attempts = list(run.attempt_log.values_list("number", "outcome"))
-        assert attempts == [(1, RunAttempt.Outcome.LOST), (2, RunAttempt.Outcome.FINISHED)]
+        assert attempts == [(1, RunAttempt.Outcome.LOST), (2, ends[0])]
 
 
 def test_the_streamed_text_continues_instead_of_repeating(user, script, crash):

@@ -27,12 +27,14 @@ DEFERRED_FLAG = "__deferred_user_input__"
 
 
 class ToolStop(Exception):
-    """A tool that must not run (or go on): the run ends with this stable code and message."""
+    """A tool that must not run (or go on): the run ends with this stable code and message;
+    the model sees `result` (default: an error result with the code)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, result: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.result = result
 
 
 @dataclass(frozen=True)
