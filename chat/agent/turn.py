@@ -130,7 +130,8 @@ class RunSink:
         if isinstance(event, IterationStarted):
             self.iteration = event.iteration
             self.last_flush = 0.0
-            Run.objects.filter(pk=self.run.pk).update(
+            # (Fenced like every write: a replaced attempt must not look alive.)
+            Run.objects.filter(pk=self.run.pk, attempts=self.resume.attempt).update(
                 iterations=event.iteration, heartbeat_at=timezone.now()
             )
         elif isinstance(event, ToolStepStarted):
