@@ -3,7 +3,7 @@ running their turn is SIGKILLed.
 
 `resume_after_kill_seconds`: a real server in production shape (uvicorn + one Celery
 worker + beat, PostgreSQL + Redis) runs the slow scripted turn (scripts/slow: a tool
-step, then a reply streamed in 8-character pieces every 80 ms); right after the reply's
+step, then a reply streamed in 8-character pieces every 50 ms); right after the reply's
 first piece reaches an SSE client, the Celery pool process running the turn is
 SIGKILLed; the figure is the time until the next new piece of the reply reaches the
 client (Celery redelivers the message, a new pool process takes the run over, rebuilds

@@ -1,7 +1,7 @@
 """Durable turns on real Celery workers (issue: "turns that survive a worker's death").
 
 A scripted two-step turn (chat/agent/scripts/slow.en.yaml: a tool step, then a reply
-streamed over ~2 s) runs on a real `celery -A chat worker` process:
+streamed over ~1.3 s) runs on a real `celery -A chat worker` process:
 
 1. the whole worker (master + pool process) is SIGKILLed while the reply streams, like a
    machine dying; another worker (with beat) is started: the reaper finds the silent run
