@@ -240,7 +240,8 @@ def broker_cleanup(env: dict[str, str]) -> None:
 
     queue = env["CELERY_QUEUE"]
     client = redis.Redis.from_url(broker_url(env))
-    client.delete(queue)
+    # The queue, and kombu's bindings of the exchange named after it.
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
     for tag, raw in client.hscan_iter("unacked"):
         try:
             _message, _exchange, routing_key = json.loads(raw)
