@@ -29,17 +29,20 @@ test: $(STAMP) lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The production shape: DEBUG off, migrations, collected + compressed static files, several
-# workers. Needs DATABASE_URL and REDIS_URL for more than one worker (see README).
+# web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).
+# Needs DATABASE_URL and REDIS_URL (see README).
 WORKERS ?= 2
 serve: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	STATIC_MANIFEST=1 $(PY) manage.py collectstatic --noinput -v0
-	STATIC_MANIFEST=1 $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
+	AGENT_RUNNER=$${AGENT_RUNNER:-celery} STATIC_MANIFEST=1 \
+	  $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
-# Load + fault test (loopback, bounded): 200 users, one web worker killed half-way.
+# Load + fault test (loopback, bounded): 200 users; half-way one web worker is SIGKILLed
+# and one Celery pool process is SIGKILLed in the middle of a turn, which must resume.
 # Needs DATABASE_URL (PostgreSQL) and REDIS_URL.
 load: $(STAMP)
-	$(PY) -m bench.load --users 200 --duration 30 --kill-worker
+	$(PY) -m bench.load --users 200 --duration 30 --kill-worker --kill-run-worker
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)

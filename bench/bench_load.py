@@ -1,8 +1,8 @@
 """Load benchmarks (issue 8): the load script at two sizes, figures for the table.
 
 With PostgreSQL (DATABASE_URL) and Redis (REDIS_URL) the server runs in production shape
-(2 web workers + 2 agent-run workers); without them, 1 worker on SQLite (the notes say
-which). Users answer round after round with no think time (closed loop), so:
+(2 web workers + 1 Celery worker with AGENT_WORKER_CONCURRENCY pool processes, + beat);
+without them, 1 worker on SQLite with runs in threads (the notes say which). Users answer round after round with no think time (closed loop), so:
 
 - *light* (10 users, 15 s) measures latency: submit and first SSE event, p50/p95/p99;
 - *heavy* (100 users, 20 s) saturates the machine and measures throughput:
@@ -25,7 +25,7 @@ from bench.load import parse_args, run_load
 def _shape() -> list[str]:
     database = os.environ.get("DATABASE_URL", "")
     if database.startswith(("postgres://", "postgresql://")) and os.environ.get("REDIS_URL"):
-        return ["--workers", "2", "--run-workers", "2"]
+        return ["--workers", "2", "--run-workers", "1"]
     return ["--workers", "1", "--run-workers", "0"]
 
 
@@ -37,10 +37,12 @@ def _load(users: int, seconds: int) -> dict[str, Any]:
 
 
 def _note(report: dict[str, Any]) -> str:
-    backend = "PostgreSQL + Redis" if report["run_workers"] else "SQLite"
+    if not report["run_workers"]:
+        return f"{report['users']} users, {report['workers']} web worker, SQLite"
+    concurrency = os.environ.get("AGENT_WORKER_CONCURRENCY", "8")
     return (
-        f"{report['users']} users, {report['workers']} web + {report['run_workers']} run "
-        f"workers, {backend}"
+        f"{report['users']} users, {report['workers']} web + {report['run_workers']} Celery "
+        f"worker x {concurrency}, PostgreSQL + Redis"
     )
 
 

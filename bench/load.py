@@ -1,7 +1,7 @@
 """Load and fault test: simulated people answering questionnaires, nothing lost.
 
     python -m bench.load [--users 200] [--duration 30] [--workers 2] [--run-workers 2]
-                         [--kill-worker] [--json FILE]
+                         [--kill-worker] [--kill-run-worker] [--json FILE]
 
 Each simulated user owns a conversation with the scripted `load` agent (every answer
 gets a new questionnaire at once). It opens the conversation's SSE stream, sends a first
@@ -9,11 +9,16 @@ message, then answers round after round until the duration ends: it waits for th
 questionnaire on the stream, submits the card (some users send two submits at once),
 and waits for the next turn. Some users drop their stream mid-round and reconnect with
 `Last-Event-ID`. With `--kill-worker`, one web worker process is SIGKILLed half-way:
-clients reconnect or retry (submits are idempotent) and must lose nothing.
+clients reconnect or retry (submits are idempotent) and must lose nothing. With
+`--kill-run-worker` (runs on Celery: `--run-workers` > 0), one more user starts a slow
+two-step turn half-way (scripts/slow) and the Celery pool process running it is
+SIGKILLed while its reply streams: the turn must resume on another process and finish.
 
 Afterwards the database is checked: every accepted answer exists exactly once, no
-duplicate user messages, no run left queued or running, every persisted event reached
-its client, zero 5xx. Loopback only; bounded in time. Exit status 1 on any loss.
+duplicate user messages, no assistant message stored twice by one run, no run left
+queued or running or failed, every interrupted turn (a run with more than one attempt)
+finished normally, every persisted event reached its client, zero 5xx. Loopback only;
+bounded in time. Exit status 1 on any loss.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ class Stats:
     retries: int = 0
     status_5xx: int = 0
     errors: list[str] = field(default_factory=list)
+    interrupted: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -244,7 +250,8 @@ for n in range({users}):
                   "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
                   "_auth_user_hash": user.get_session_auth_hash()}})
     store.create()
-    c = Conversation.objects.create(owner=user, agent="scripted", state={{"script": "load"}})
+    script = "slow" if n == {users} - 1 and {victim} else "load"
+    c = Conversation.objects.create(owner=user, agent="scripted", state={{"script": script}})
     out.append([store.session_key, c.pk])
 print(json.dumps(out))
 """
@@ -259,10 +266,19 @@ subs = Submission.objects.values_list("conversation_id", "questionnaire_id", "us
 events = {}
 for cid, eid in Event.objects.values_list("conversation_id", "id"):
     events.setdefault(cid, []).append(eid)
+replies = Counter(
+    Message.objects.filter(role="assistant", hidden=False, run__isnull=False)
+    .values_list("run_id", "content")
+)
 print(json.dumps({
     "user_messages": Counter(users),
     "submissions": [list(s) for s in subs],
     "stuck_runs": Run.objects.filter(status__in=["queued", "running"]).count(),
+    "failed_runs": list(Run.objects.filter(status="failed").values_list("id", "error")),
+    "interrupted_runs": list(
+        Run.objects.filter(attempts__gt=1).values_list("id", "status", "stop_reason", "attempts")
+    ),
+    "replies_stored_twice": [run for (run, _), n in replies.items() if n > 1],
     "events": events,
 }))
 """
@@ -319,15 +335,60 @@ def verify(server: LiveServer, users: list[User], stats: Stats) -> list[str]:
             problems.append(f"conversation {cid}: events never delivered {sorted(missed)[:5]}")
     if state["stuck_runs"]:
         problems.append(f"{state['stuck_runs']} run(s) left queued or running")
+    if state["failed_runs"]:
+        problems.append(f"failed runs: {state['failed_runs'][:5]}")
+    if state["replies_stored_twice"]:
+        problems.append(f"runs that stored a reply twice: {state['replies_stored_twice'][:5]}")
+    for run_id, status, stop_reason, _attempts in state["interrupted_runs"]:
+        if status != "finished" or stop_reason == "error":
+            problems.append(f"run {run_id} was interrupted and ended {status}/{stop_reason}")
+    stats.interrupted = [row[0] for row in state["interrupted_runs"]]
     if stats.status_5xx:
         problems.append(f"{stats.status_5xx} responses with a 5xx status")
     return problems
 
 
+async def kill_mid_turn(server: LiveServer, victim: User) -> dict[str, Any]:
+    """Start the victim's slow turn and SIGKILL the Celery pool process running it while
+    its reply streams; returns when the turn (resumed elsewhere) has finished."""
+    victim.stream_task = asyncio.ensure_future(victim.stream())
+    try:
+        mark = len(victim.seen.events)
+        await victim.send_first_message()
+        _, data, _ = await victim.wait_for(
+            lambda n, d: n == "text_delta" and d.get("iteration") == 2, mark
+        )
+        run_id = data["run_id"]
+        pid = await asyncio.to_thread(server.kill_run_process, run_id)
+        killed_at, after = time.perf_counter(), len(victim.seen.events)
+        _, _, continued_at = await victim.wait_for(
+            lambda n, d: n == "text_delta" and d.get("run_id") == run_id, after
+        )
+        _, finished, _ = await victim.wait_for(
+            lambda n, d: n == "run_finished" and d.get("run_id") == run_id, after
+        )
+    finally:
+        victim.stop = True
+        if victim.stream_task is not None:
+            victim.stream_task.cancel()
+        await victim.client.aclose()
+    if pid is None:
+        victim.stats.errors.append(f"run {run_id}: no pool process to kill (it had finished)")
+    return {
+        "run_id": run_id,
+        "pid": pid,
+        "resume_seconds": round(continued_at - killed_at, 3),
+        "stop_reason": finished.get("stop_reason"),
+    }
+
+
 async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
-    pairs = json.loads(server.shell(SETUP.format(users=args.users)))
+    victim_wanted = bool(args.kill_run_worker and args.run_workers)
+    setup = SETUP.format(users=args.users + victim_wanted, victim=victim_wanted)
+    pairs = json.loads(server.shell(setup))
     stats = Stats()
     users = [User(n, server.url, s, c, stats) for n, (s, c) in enumerate(pairs)]
+    victim = users.pop() if victim_wanted else None
     rng = random.Random(7)
     roles = [(rng.random() < 0.15, rng.random() < 0.15) for _ in users]
     started = time.monotonic()
@@ -336,21 +397,28 @@ async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
         asyncio.ensure_future(user.run(until, reconnecting, doubling))
         for user, (reconnecting, doubling) in zip(users, roles, strict=True)
     ]
-    killed = None
-    if args.kill_worker:
+    killed, mid_turn = None, None
+    if args.kill_worker or victim is not None:
         await asyncio.sleep(args.duration / 2)
+    if args.kill_worker:
         killed = server.kill_one_worker()
+    if victim is not None:
+        mid_turn = await kill_mid_turn(server, victim)
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - started
     answers_per_s = stats.answers / elapsed
     await asyncio.sleep(1.0)  # the last runs finish
     rps = await trivial_rps(server.url, min(args.users, 64), 3.0)
     problems = verify(server, users, stats)
+    if mid_turn is not None and mid_turn["run_id"] not in stats.interrupted:
+        problems.append(f"run {mid_turn['run_id']} was killed mid-turn but has one attempt")
     return {
         "users": args.users,
         "workers": args.workers,
         "run_workers": args.run_workers,
         "killed_worker": killed,
+        "killed_mid_turn": mid_turn,
+        "interrupted_runs": stats.interrupted,
         "seconds": round(elapsed, 1),
         "answers": stats.answers,
         "answers_per_s": round(answers_per_s, 1),
@@ -392,6 +460,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
     parser.add_argument("--run-workers", type=int, default=2, help="agent-run workers")
     parser.add_argument("--kill-worker", action="store_true", help="SIGKILL one web worker")
+    parser.add_argument(
+        "--kill-run-worker",
+        action="store_true",
+        help="SIGKILL the Celery pool process running a turn, mid-turn (needs --run-workers)",
+    )
     parser.add_argument("--json", help="also write the report to this file")
     args = parser.parse_args(argv)
     if (args.workers > 1 or args.run_workers) and not os.environ.get("REDIS_URL"):

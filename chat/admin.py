@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from chat.core.models import ApiToken, Conversation, Event, Message, Run
+from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
 from chat.core.services import api_token_create
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
@@ -38,7 +38,15 @@ class MessageInline(admin.StackedInline):
 class RunInline(admin.TabularInline):
     model = Run
     extra = 0
-    fields = ("status", "stop_reason", "iterations", "started_at", "finished_at", "error")
+    fields = (
+        "status",
+        "stop_reason",
+        "iterations",
+        "attempts",
+        "started_at",
+        "finished_at",
+        "error",
+    )
     readonly_fields = fields
     show_change_link = True
 
@@ -96,11 +104,35 @@ class MessageAdmin(admin.ModelAdmin):
         return message_item(obj).html if obj.pk else "—"
 
 
+class RunAttemptInline(admin.TabularInline):
+    """Each worker's go at the run: several when workers died under it (durable turns)."""
+
+    model = RunAttempt
+    extra = 0
+    can_delete = False
+    fields = ("number", "worker", "task_id", "outcome", "started_at", "ended_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "conversation", "status", "stop_reason", "iterations", "created_at")
+    list_display = (
+        "id",
+        "conversation",
+        "status",
+        "stop_reason",
+        "iterations",
+        "attempts",
+        "worker",
+        "created_at",
+    )
     list_filter = ("status", "stop_reason")
-    search_fields = ("conversation__title", "error")
+    search_fields = ("conversation__title", "error", "worker")
+    readonly_fields = ("attempts", "worker", "heartbeat_at", "checkpoint")
+    inlines = [RunAttemptInline]
 
 
 @admin.register(Event)

@@ -4,8 +4,9 @@
   and the event-stream views, which `chat.edge.stream_asgi` serves without Django's per-request
   thread and middleware hops (thousands of open streams per process).
 - `lifespan`: runs the startup/shutdown of mounted apps that need it.
-- `channel`: background work for `manage.py runworker agent-runs` (agent runs off the web
-  workers when `AGENT_RUNNER=worker`).
+
+Agent runs off the web workers go through Celery (`AGENT_RUNNER=celery`, chat/celery.py);
+the channel layer only wakes event streams.
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
 django_application = get_asgi_application()
 
-from channels.routing import ChannelNameRouter, ProtocolTypeRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from chat.edge import mcp as chat_mcp  # noqa: E402
 from chat.edge import stream_asgi  # noqa: E402
-from chat.runs.worker import agent_runs_application  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -71,10 +71,4 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
                 return
 
 
-application = ProtocolTypeRouter(
-    {
-        "http": http_router,
-        "lifespan": lifespan,
-        "channel": ChannelNameRouter({"agent-runs": agent_runs_application}),
-    }
-)
+application = ProtocolTypeRouter({"http": http_router, "lifespan": lifespan})

@@ -10,6 +10,7 @@ from chat.core.models import (
     Message,
     Role,
     Run,
+    RunAttempt,
     RunStatus,
     StopReason,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "Message",
     "Role",
     "Run",
+    "RunAttempt",
     "RunStatus",
     "Skill",
     "StopReason",

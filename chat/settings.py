@@ -14,9 +14,11 @@ import time
 import warnings
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -73,7 +75,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
-    # chat before channels: its `runworker` (which survives layer errors) wins.
     "chat",
     "channels",
     "questionnaires",
@@ -188,14 +189,10 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            # The list-based layer: named channels queue (agent runs for runworker);
-            # groups fan out to every worker process's streams.
+            # Groups fan out stream wake-ups to every web process (agent runs go
+            # through Celery, not the channel layer).
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                "hosts": [REDIS_URL],
-                # Queued agent runs may wait behind a busy worker: room for a burst.
-                "channel_capacity": {"agent-runs": 100_000},
-            },
+            "CONFIG": {"hosts": [REDIS_URL]},
         }
     }
 else:
@@ -283,15 +280,37 @@ CHAT_MAX_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_MESSAGE_CHARS", "20000"))
 CHAT_MAX_API_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_API_MESSAGE_CHARS", "200000"))
 # Agent kind of new conversations when the user doesn't choose one.
 CHAT_DEFAULT_AGENT = os.environ.get("CHAT_DEFAULT_AGENT", "intake")
-# How agent runs execute: "thread" (a thread in the web process), "inline" (inside the
-# request; tests), or "worker" (a channels worker process: `manage.py runworker agent-runs`).
+# How agent runs execute: "thread" (a thread in the web process; `make run`), "inline"
+# (inside the request; tests), or "celery" (a Celery task on worker processes; durable:
+# a turn whose worker dies resumes on another one). See chat/celery.py.
 AGENT_RUNNER = os.environ.get("AGENT_RUNNER", "thread")
-# Runs one worker process executes at once (AGENT_RUNNER=worker).
+if AGENT_RUNNER == "worker":
+    raise ImproperlyConfigured(
+        "AGENT_RUNNER=worker (channels runworker) was replaced by AGENT_RUNNER=celery."
+    )
+if AGENT_RUNNER not in {"thread", "inline", "celery"}:
+    raise ImproperlyConfigured(
+        f"AGENT_RUNNER must be thread, inline or celery, not {AGENT_RUNNER!r}"
+    )
+# Runs one Celery worker executes at once (its prefork pool size).
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
-# A running run whose heartbeat is older than this (seconds) lost its worker; a queued run
-# nobody picked up within AGENT_QUEUE_TIMEOUT is failed too. Both get a visible retry.
+# A running run whose heartbeat is older than this (seconds) lost its worker: with Celery
+# it is queued again and resumes (up to AGENT_MAX_ATTEMPTS takes), otherwise it is failed.
+# A queued run nobody picked up within AGENT_QUEUE_TIMEOUT is failed. Failures show Retry.
 AGENT_HEARTBEAT_TIMEOUT = float(os.environ.get("AGENT_HEARTBEAT_TIMEOUT", "30"))
 AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
+AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
+# The longest a turn may take on one worker (seconds): at the soft limit the run fails
+# with `turn_time_limit`; at the hard limit the worker process is killed.
+AGENT_TURN_SOFT_TIME_LIMIT = int(os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", "600"))
+AGENT_TURN_TIME_LIMIT = int(
+    os.environ.get("AGENT_TURN_TIME_LIMIT", str(AGENT_TURN_SOFT_TIME_LIMIT + 30))
+)
+# How often the beat process looks for runs whose worker died (seconds).
+AGENT_REAP_INTERVAL = float(os.environ.get("AGENT_REAP_INTERVAL", "10"))
+# Streamed `text_delta` events older than this (seconds) are pruned (the message they
+# built is stored; only a replay older than a day loses the typing animation).
+EVENT_DELTA_MAX_AGE = int(os.environ.get("EVENT_DELTA_MAX_AGE", str(24 * 3600)))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
@@ -317,3 +336,63 @@ DEMO_PASSWORD = os.environ.get("DEMO_PASSWORD", "demo-password")
 # (`make run`); `make serve` collects them and whitenoise serves the compressed copies.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+
+
+# --- Celery (AGENT_RUNNER=celery) -------------------------------------------------------
+# The broker is Redis in a database of its own: REDIS_URL with the next database number
+# (redis://host:6379/0 -> /1), so the channel layer and the broker never share keys.
+
+
+def _next_redis_db(url: str) -> str:
+    parts = urlsplit(url)
+    db = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(db + 1) % 16}"))
+
+
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or (
+    _next_redis_db(REDIS_URL) if REDIS_URL else "memory://"
+)
+if AGENT_RUNNER == "celery" and CELERY_BROKER_URL == "memory://":
+    raise ImproperlyConfigured("AGENT_RUNNER=celery needs a broker: set REDIS_URL.")
+# One queue for runs and housekeeping; deployments sharing a broker use their own.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "chat")
+# Durability: a message is acknowledged only when its task has returned; a worker process
+# that dies mid-task gives its message back (redelivered at once), and each process
+# reserves one message at a time, so a dying process takes no queued work with it.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = AGENT_TURN_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = AGENT_TURN_TIME_LIMIT
+# An unacknowledged message goes back to the queue after this long (a whole worker
+# machine died): longer than the longest allowed turn, or a live turn would be handed out
+# twice. The reaper (beat) resumes such runs much sooner, from their stale heartbeat.
+CELERY_VISIBILITY_TIMEOUT = int(
+    os.environ.get("CELERY_VISIBILITY_TIMEOUT", str(AGENT_TURN_TIME_LIMIT + 300))
+)
+if CELERY_VISIBILITY_TIMEOUT <= AGENT_TURN_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "CELERY_VISIBILITY_TIMEOUT must be longer than AGENT_TURN_TIME_LIMIT."
+    )
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_SEND_TASK_EVENTS = False
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE_FILENAME = os.environ.get(
+    "CELERY_BEAT_SCHEDULE_FILENAME", str(BASE_DIR / ".celerybeat-schedule")
+)
+CELERY_BEAT_SCHEDULE = {
+    # Resume (or fail, after AGENT_MAX_ATTEMPTS) runs whose worker died.
+    "runs-reap": {
+        "task": "chat.runs_reap",
+        "schedule": AGENT_REAP_INTERVAL,
+        "options": {"expires": AGENT_REAP_INTERVAL},
+    },
+    # The event table grows with every streamed fragment; old ones are dropped.
+    "events-prune": {"task": "chat.events_prune", "schedule": 3600.0, "options": {"expires": 3600}},
+    # Login sessions past their expiry (Django's clearsessions).
+    "sessions-clear": {"task": "chat.sessions_clear", "schedule": 86400.0},
+}

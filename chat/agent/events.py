@@ -5,8 +5,12 @@ Pure data (no Django): the loop can be driven and tested without a database.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+# A tool step's identity for loop detection: (tool name, canonical JSON arguments) per call.
+Signature = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,41 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class LoopState:
+    """What a turn has done so far, as far as the loop's own decisions go: the model calls
+    completed, failed self-checks, the names a repair must contain, and the tool-step
+    signatures (loop detection). Persisted with every step, so a turn interrupted by a
+    dying worker resumes with the same counters (durable turns)."""
+
+    iteration: int = 0
+    failed_checks: int = 0
+    required_names: tuple[str, ...] = ()
+    signatures: tuple[Signature, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            "failed_checks": self.failed_checks,
+            "required_names": list(self.required_names),
+            "signatures": [[list(pair) for pair in sig] for sig in self.signatures],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> LoopState:
+        if not data:
+            return cls()
+        signatures = tuple(
+            tuple((str(name), str(args)) for name, args in sig) for sig in data["signatures"]
+        )
+        return cls(
+            iteration=int(data["iteration"]),
+            failed_checks=int(data["failed_checks"]),
+            required_names=tuple(str(n) for n in data["required_names"]),
+            signatures=signatures,
+        )
+
+
+@dataclass(frozen=True)
 class IterationStarted:
     """A model call begins; `iteration` counts model calls in this run (1-based)."""
 
@@ -47,6 +86,17 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ToolStepStarted:
+    """Model call `iteration` asked for tools; emitted before the first of them runs, so the
+    adapter can journal the decided step (a resumed turn replays it instead of asking the
+    model again)."""
+
+    iteration: int
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True)
 class ToolCallEvent:
     """The model asked for a tool; emitted before the tool runs."""
 
@@ -55,10 +105,12 @@ class ToolCallEvent:
 
 @dataclass(frozen=True)
 class ToolResultEvent:
-    """A tool finished; `result` is what the model sees (JSON object)."""
+    """A tool finished; `result` is what the model sees (JSON object). `stop` is set when
+    this call's failure ends the run (the step's later calls are not executed)."""
 
     call: ToolCall
     result: dict[str, Any]
+    stop: RunStopped | None = None
 
 
 @dataclass(frozen=True)
@@ -67,12 +119,17 @@ class AssistantMessage:
 
     `kind` is "reply" for model output, "pause" / "loop_recovery" for the runtime's own
     questionnaires, "self_check_gave_up" for a reply shown after 3 failed self-checks.
+    `state` is the loop's state once this message is stored; `stop` is set when the turn
+    ends with this message (the `RunStopped` that follows), so both can be persisted in
+    the same transaction as the message.
     """
 
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
     kind: str = "reply"
+    state: LoopState | None = None
+    stop: RunStopped | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +140,7 @@ class SelfCheckFailed:
     diagnostic: str
     attempt: int
     issues: tuple[dict[str, Any], ...] = ()
+    state: LoopState | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +156,7 @@ class RunStopped:
 AgentEvent = (
     IterationStarted
     | TextDelta
+    | ToolStepStarted
     | ToolCallEvent
     | ToolResultEvent
     | AssistantMessage

@@ -5,6 +5,10 @@ context (OpenAI-format messages), and yields typed events (`chat.agent.events`);
 caller persists and streams them. The loop never invents user input: a turn that needs
 the user ends with `awaiting_user_input`, `deferred`, `max_iterations` or
 `loop_detected`, and the user's next message starts a new run.
+
+Durable turns: every message event carries the loop's `LoopState`, and a tool step is
+announced (`ToolStepStarted`) before its tools run, so the adapter can persist each
+step; `LoopConfig.start` resumes a turn from such a state.
 """
 
 from __future__ import annotations
@@ -20,18 +24,21 @@ from .events import (
     AgentEvent,
     AssistantMessage,
     IterationStarted,
+    LoopState,
     RunStopped,
     SelfCheckFailed,
+    Signature,
     Stop,
     TextDelta,
     ToolCall,
     ToolCallEvent,
     ToolResult,
     ToolResultEvent,
+    ToolStepStarted,
 )
 from .llm.base import Completion, LLMClient, LLMError
 from .notices import loop_recovery_notice, pause_notice
-from .tools.base import Tool, ToolContext, ends_awaiting_user, is_deferred
+from .tools.base import Tool, ToolContext, ToolStop, ends_awaiting_user, is_deferred
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class LoopConfig:
     # This many consecutive tool steps with identical calls count as a loop.
     loop_repeat_limit: int = 3
     tool_extra: dict[str, Any] = field(default_factory=dict)
+    # Where the turn starts: a fresh turn, or the persisted state of an interrupted one.
+    start: LoopState = field(default_factory=LoopState)
 
 
 # A sub-step yields events and returns the stop event, or None to keep going.
@@ -95,11 +104,20 @@ class _Loop:
         self.history = list(messages)
         self.config = config
         self.cancelled = cancelled
-        self.iteration = 0
-        self.failed_checks = 0
-        self.required_names: frozenset[str] = frozenset()
-        self.signatures: list[tuple[tuple[str, str], ...]] = []
+        start = config.start
+        self.iteration = start.iteration
+        self.failed_checks = start.failed_checks
+        self.required_names: frozenset[str] = frozenset(start.required_names)
+        self.signatures: list[Signature] = list(start.signatures)
         self.context = ToolContext(lang=config.lang, extra=config.tool_extra)
+
+    def state(self) -> LoopState:
+        return LoopState(
+            iteration=self.iteration,
+            failed_checks=self.failed_checks,
+            required_names=tuple(sorted(self.required_names)),
+            signatures=tuple(self.signatures),
+        )
 
     def _check_cancelled(self) -> None:
         if self.cancelled():
@@ -110,8 +128,9 @@ class _Loop:
             self._check_cancelled()
             if self.iteration >= self.config.max_iterations:
                 notice = pause_notice(lang=self.config.lang, limit=self.config.max_iterations)
-                yield AssistantMessage(notice, kind="pause")
-                yield RunStopped(Stop.MAX_ITERATIONS)
+                paused = RunStopped(Stop.MAX_ITERATIONS)
+                yield AssistantMessage(notice, kind="pause", state=self.state(), stop=paused)
+                yield paused
                 return
             self.iteration += 1
             yield IterationStarted(self.iteration)
@@ -144,34 +163,45 @@ class _Loop:
     # --- tools ---------------------------------------------------------------------
 
     def _tool_step(self, completion: Completion) -> _Step:
+        yield ToolStepStarted(self.iteration, completion.content, completion.tool_calls)
         results: list[ToolResult] = []
         failure: RunStopped | None = None
         for call in completion.tool_calls:
             yield ToolCallEvent(call)
+            stop: RunStopped | None = None
             if failure is None:
-                result, failure = self._execute(call)
+                result, stop = self._execute(call)
+                failure = stop
             else:
                 result = error_result("NOT_EXECUTED", "Skipped after an earlier tool failed.")
             results.append(ToolResult(call, result))
-            yield ToolResultEvent(call, result)
+            yield ToolResultEvent(call, result, stop)
+        stop = failure
+        if stop is None and any(is_deferred(r.result) for r in results):
+            stop = RunStopped(Stop.DEFERRED)
         awaiting = any(ends_awaiting_user(r.result) for r in results)
-        deferred = any(is_deferred(r.result) for r in results)
-        if failure is None and awaiting and not deferred and completion.content.strip():
+        if stop is None and awaiting and completion.content.strip():
             # The reply that ends the turn is checked like a final reply (spec 000); a
             # failing one is repaired before anything of this step is shown.
             repairing = yield from self._check_tool_reply(completion, results)
             if repairing:
                 return None
-        yield AssistantMessage(completion.content, completion.tool_calls, tuple(results))
         self.history.append(_assistant_dict(completion.content, completion.tool_calls))
         self.history.extend(_tool_dict(r) for r in results)
-        if failure is not None:
-            return failure
-        if deferred:
-            return RunStopped(Stop.DEFERRED)
-        if awaiting:
-            return RunStopped(Stop.AWAITING_USER_INPUT)
-        return (yield from self._detect_loop(completion.tool_calls))
+        self.signatures.append(
+            tuple((c.name, _canonical(c.arguments)) for c in completion.tool_calls)
+        )
+        if stop is None and awaiting:
+            stop = RunStopped(Stop.AWAITING_USER_INPUT)
+        step = AssistantMessage(completion.content, completion.tool_calls, tuple(results))
+        if stop is None and self._looping():
+            yield replace(step, state=self.state())
+            stop = RunStopped(Stop.LOOP_DETECTED)
+            notice = loop_recovery_notice(lang=self.config.lang)
+            yield AssistantMessage(notice, kind="loop", state=self.state(), stop=stop)
+            return stop
+        yield replace(step, state=self.state(), stop=stop)
+        return stop
 
     def _execute(self, call: ToolCall) -> tuple[dict[str, Any], RunStopped | None]:
         tool = self.tools.get(call.name)
@@ -187,20 +217,20 @@ class _Loop:
             return error_result("INVALID_JSON", message), stop
         try:
             return tool.execute(arguments, replace(self.context, call_id=call.id)), None
+        except ToolStop as exc:
+            stop = RunStopped(Stop.ERROR, exc.code, exc.message)
+            return exc.result or error_result(exc.code.upper(), exc.message), stop
         except Exception as exc:
             message = f"The tool {call.name} failed: {type(exc).__name__}: {exc}"
             return error_result("TOOL_EXCEPTION", message), RunStopped(
                 Stop.ERROR, "tool_failed", message
             )
 
-    def _detect_loop(self, calls: Sequence[ToolCall]) -> _Step:
-        self.signatures.append(tuple((c.name, _canonical(c.arguments)) for c in calls))
+    def _looping(self) -> bool:
+        """The last `loop_repeat_limit` tool steps made identical calls."""
         limit = self.config.loop_repeat_limit
         recent = self.signatures[-limit:]
-        if limit > 0 and len(recent) == limit and len(set(recent)) == 1:
-            yield AssistantMessage(loop_recovery_notice(lang=self.config.lang), kind="loop")
-            return RunStopped(Stop.LOOP_DETECTED)
-        return None
+        return limit > 0 and len(recent) == limit and len(set(recent)) == 1
 
     def _check_tool_reply(
         self, completion: Completion, results: Sequence[ToolResult]
@@ -216,11 +246,11 @@ class _Loop:
             return False  # given up: shown as it is, like a final reply
         diagnostic = check.diagnostic or ""
         issues = tuple(i.to_dict() for i in check.issues)
-        yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues)
         self.history.append(_assistant_dict(content, completion.tool_calls))
         self.history.extend(_tool_dict(r) for r in results)
         self.history.append({"role": "user", "content": diagnostic})
         self.required_names = check.failed_names
+        yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues, self.state())
         return True
 
     # --- final replies and self-check ------------------------------------------------
@@ -229,23 +259,25 @@ class _Loop:
         if not content.strip():
             return RunStopped(Stop.COMPLETED)
         check = self_check(content, lang=self.config.lang, required_names=self.required_names)
-        if check.passed:
-            yield AssistantMessage(content)
-        else:
+        kind = "reply"
+        if not check.passed:
             self.failed_checks += 1
             if self.failed_checks < self.config.self_check_attempts:
                 diagnostic = check.diagnostic or ""
                 issues = tuple(i.to_dict() for i in check.issues)
-                yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues)
                 self.history.append({"role": "assistant", "content": content})
                 self.history.append({"role": "user", "content": diagnostic})
                 self.required_names = check.failed_names
+                state = self.state()
+                yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues, state)
                 return None  # ask the model again
-            yield AssistantMessage(content, kind="self_check_gave_up")
+            kind = "self_check_gave_up"
         self.history.append({"role": "assistant", "content": content})
-        if has_questionnaire(content):
-            return RunStopped(Stop.AWAITING_USER_INPUT)
-        return RunStopped(Stop.COMPLETED)
+        stop = RunStopped(
+            Stop.AWAITING_USER_INPUT if has_questionnaire(content) else Stop.COMPLETED
+        )
+        yield AssistantMessage(content, kind=kind, state=self.state(), stop=stop)
+        return stop
 
 
 def _canonical(arguments: str) -> str:

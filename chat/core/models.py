@@ -122,8 +122,13 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
     # Which process runs it and when it last proved alive (dead workers are detected).
+    # While queued again after a dead worker, heartbeat_at is when it was queued.
     worker = models.CharField(max_length=100, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Durable turns: how many times a worker took the run (each is a RunAttempt), and
+    # where its turn stands (chat.runs.resume) so the next attempt picks up there.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    checkpoint = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -134,6 +139,35 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk} ({self.status})"
+
+
+class RunAttempt(models.Model):
+    """One worker's go at a run; a run has several when workers died under it."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+        LOST = "lost", _("Worker lost")
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveSmallIntegerField()
+    # host:pid, or celery node:pid of the process that ran it; the broker's message id.
+    worker = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="run_attempt_number_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.run_id} attempt {self.number} ({self.outcome})"
 
 
 class Event(models.Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -43,6 +44,25 @@ def event_emit(*, conversation_id: int, name: str, data: dict[str, Any]) -> Even
         event = Event.objects.create(conversation_id=conversation_id, name=name, data=data)
     transaction.on_commit(lambda: wake(conversation_id, event.id))
     return event
+
+
+PRUNE_BATCH = 5000
+
+
+def event_prune_deltas(*, older_than: float) -> int:
+    """Delete `text_delta` events older than `older_than` seconds; returns how many.
+
+    The message those fragments built is stored, so only the typing animation of a replay
+    is lost. Deleted in batches, so no statement holds its locks for long.
+    """
+    cutoff = timezone.now() - timedelta(seconds=older_than)
+    old = Event.objects.filter(name="text_delta", created_at__lt=cutoff)
+    deleted = 0
+    while True:
+        ids = list(old.order_by("id").values_list("id", flat=True)[:PRUNE_BATCH])
+        if not ids:
+            return deleted
+        deleted += Event.objects.filter(id__in=ids).delete()[0]
 
 
 # --- conversations -----------------------------------------------------------------------

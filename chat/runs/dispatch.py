@@ -1,22 +1,19 @@
-"""Start agent runs: inline (tests), in a thread of the web process, or on a worker."""
+"""Start agent runs: inline (tests), in a thread of the web process, or as a Celery task."""
 
 from __future__ import annotations
 
 import logging
 import threading
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from chat.core.models import Run
-from chat.runs.heartbeat import run_reap_stale
+from chat.core.models import Run, RunStatus
+from chat.runs.heartbeat import run_fail, run_reap_stale
 from chat.runs.runner import run_execute
+from chat.runs.tasks import run_execute_task
 
 logger = logging.getLogger(__name__)
-# The channel-layer channel `manage.py runworker agent-runs` consumes.
-AGENT_RUNS_CHANNEL = "agent-runs"
 
 
 def run_dispatch(*, run_id: int, inline: bool = False) -> None:
@@ -33,18 +30,30 @@ def run_dispatch(*, run_id: int, inline: bool = False) -> None:
     mode = "inline" if inline else settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)
-    elif mode == "worker":
-        transaction.on_commit(lambda: _send_to_worker(run_id))
+    elif mode == "celery":
+        transaction.on_commit(lambda: run_enqueue(run_id=run_id))
     else:
         transaction.on_commit(lambda: _start_thread(run_id))
 
 
-def _send_to_worker(run_id: int) -> None:
+def run_enqueue(*, run_id: int) -> None:
+    """Send the run to the Celery queue; if the broker can't be reached, the run fails
+    at once with a visible reason (and Retry) instead of waiting for the queue timeout."""
 
-    layer = get_channel_layer()
-    if layer is None:
-        raise RuntimeError("AGENT_RUNNER=worker needs a channel layer (set REDIS_URL)")
-    async_to_sync(layer.send)(AGENT_RUNS_CHANNEL, {"type": "run.execute", "run_id": run_id})
+    try:
+        run_execute_task.apply_async(args=(run_id,), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    except Exception as exc:
+        logger.exception("could not queue run %s", run_id)
+        run = Run.objects.filter(pk=run_id).only("conversation_id").first()
+        if run is not None:
+            run_fail(
+                run_id=run_id,
+                conversation_id=run.conversation_id,
+                expected_status=RunStatus.QUEUED,
+                code="queue_unavailable",
+                error=f"queue_unavailable: {type(exc).__name__}: {exc}",
+                message="The assistant's work queue can't be reached. Retry in a moment.",
+            )
 
 
 def _start_thread(run_id: int) -> None:
@@ -54,7 +63,7 @@ def _start_thread(run_id: int) -> None:
 
 
 def execute_in_thread(run_id: int) -> None:
-    """Run in a thread that owns its database connection (thread runner, worker pool)."""
+    """Run in a thread that owns its database connection (the thread runner)."""
     close_old_connections()
     try:
         _execute(run_id)
@@ -65,5 +74,4 @@ def execute_in_thread(run_id: int) -> None:
 
 
 def _execute(run_id: int) -> None:
-
     run_execute(run_id=run_id)

@@ -1,52 +1,100 @@
-"""Runs prove they are alive; runs whose process died are found and failed visibly.
+"""Runs prove they are alive; runs whose process died are resumed or failed visibly.
 
+Each time a worker takes a run is an *attempt* (`RunAttempt`, counted in `Run.attempts`).
 A running run's heartbeat is refreshed by a small thread while its turn executes. A run
-still `running` with an old heartbeat (its worker was killed), or `queued` with nobody
-taking it, is marked failed with `worker_lost`, so the chat offers a retry instead of
-spinning forever.
+still `running` with an old heartbeat lost its worker: with Celery it is queued again and
+the next attempt resumes the turn (chat.runs.resume), at most AGENT_MAX_ATTEMPTS times;
+otherwise — or once the attempts are used up — it is failed with `worker_lost`, so the
+chat offers a retry instead of spinning forever. A run `queued` with nobody taking it is
+failed the same way.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from chat.core.models import EXTERNAL_WORKER, Run, RunStatus, StopReason
+from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
+from chat.core.runs import run_start
 from chat.core.services import event_emit
 
-WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+logger = logging.getLogger(__name__)
 
 
-def run_claim(*, run_id: int) -> bool:
-    """Atomically take a queued run for this process; False if someone else has it."""
+def worker_id() -> str:
+    """This process (computed per call: Celery pool processes are forked)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _stale_before(now: datetime) -> datetime:
+    return now - timedelta(seconds=settings.AGENT_HEARTBEAT_TIMEOUT)
+
+
+def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt | None:
+    """Take the run for a new attempt; None when it isn't ours to run.
+
+    A queued run is free. A running run is taken over only when its current attempt is
+    known to be gone: its heartbeat is older than AGENT_HEARTBEAT_TIMEOUT, or this is a
+    redelivery of the very message (`task_id`) that attempt was running — a broker hands
+    a message out again only after the worker process holding it died
+    (task_reject_on_worker_lost) or after the visibility timeout, which is longer than a
+    turn's hard time limit. The attempt it replaces is recorded as lost.
+    """
     now = timezone.now()
-    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now, worker=WORKER_ID
-    )
-    return claimed == 1
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            return None
+        if run.status == RunStatus.RUNNING:
+            current = run.attempt_log.order_by("-number").first()
+            redelivered = bool(task_id) and current is not None and current.task_id == task_id
+            stale = run.heartbeat_at is None or run.heartbeat_at < _stale_before(now)
+            if not (redelivered or stale):
+                return None
+            run.attempt_log.filter(outcome=RunAttempt.Outcome.RUNNING).update(
+                outcome=RunAttempt.Outcome.LOST, ended_at=now
+            )
+        elif run.status != RunStatus.QUEUED:
+            return None
+        run.attempts += 1
+        run.status = RunStatus.RUNNING
+        run.started_at = run.started_at or now
+        run.heartbeat_at = now
+        run.worker = (worker or worker_id())[:100]
+        run.save(update_fields=["attempts", "status", "started_at", "heartbeat_at", "worker"])
+        return RunAttempt.objects.create(
+            run=run, number=run.attempts, worker=worker or worker_id(), task_id=task_id
+        )
 
 
 @contextmanager
-def heartbeat(*, run_id: int, interval: float | None = None) -> Iterator[None]:
-    """Refresh the run's heartbeat every `interval` seconds while the block runs."""
+def heartbeat(
+    *, run_id: int, attempt: int | None = None, interval: float | None = None
+) -> Iterator[None]:
+    """Refresh the run's heartbeat every `interval` seconds while the block runs (only
+    while `attempt` is still the run's current one)."""
     interval = interval or max(settings.AGENT_HEARTBEAT_TIMEOUT / 3, 0.05)
     stop = threading.Event()
+    mine = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+    if attempt is not None:
+        mine = mine.filter(attempts=attempt)
 
     def beat() -> None:
         try:
             while not stop.wait(interval):
-                Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
+                mine.update(heartbeat_at=timezone.now())
         finally:
             close_old_connections()
 
@@ -59,54 +107,133 @@ def heartbeat(*, run_id: int, interval: float | None = None) -> Iterator[None]:
         thread.join(timeout=5)
 
 
-def run_reap_stale(*, conversation_id: int | None = None) -> list[int]:
-    """Fail runs whose worker is gone; returns their ids."""
+@dataclass(frozen=True)
+class Reaped:
+    failed: list[int] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+
+
+def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
+    """Resume (Celery) or fail runs whose worker is gone, and fail runs nobody took."""
     now = timezone.now()
     dead_running = (
         Q(status=RunStatus.RUNNING)
         & ~Q(worker=EXTERNAL_WORKER)
         & (
-            Q(heartbeat_at__lt=now - timedelta(seconds=settings.AGENT_HEARTBEAT_TIMEOUT))
+            Q(heartbeat_at__lt=_stale_before(now))
             | Q(heartbeat_at__isnull=True, started_at__lt=now - timedelta(seconds=60))
         )
     )
+    # A run an external runtime opened has no heartbeat: it expires with its tokens.
     expired_external = Q(
         status=RunStatus.RUNNING,
         worker=EXTERNAL_WORKER,
         created_at__lt=now - timedelta(seconds=settings.RUN_TOKEN_MAX_AGE_SECONDS),
     )
+    # A run queued again after a dead worker counts from then (heartbeat_at).
     never_taken = Q(
         status=RunStatus.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
+        queued_since__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
     )
-    stale = Run.objects.filter(dead_running | never_taken | expired_external)
+    stale = Run.objects.annotate(queued_since=Coalesce("heartbeat_at", "created_at")).filter(
+        dead_running | never_taken | expired_external
+    )
     if conversation_id is not None:
         stale = stale.filter(conversation_id=conversation_id)
-    reaped = []
-    for run in stale.only("id", "conversation_id", "status", "worker"):
-        with transaction.atomic():
-            code, message = (
-                ("run_expired", "The external runtime's run expired.")
-                if run.worker == EXTERNAL_WORKER
-                else (
-                    "worker_lost",
-                    "The process running this turn stopped. Retry to run it again.",
-                )
-            )
-            taken = Run.objects.filter(pk=run.pk, status=run.status).update(
-                status=RunStatus.FAILED,
-                stop_reason=StopReason.ERROR,
-                error=f"{code}: {message}",
-                finished_at=now,
-            )
-            if not taken:
-                continue
-            data = {"run_id": run.pk, "code": code, "message": message}
-            event_emit(conversation_id=run.conversation_id, name="error", data=data)
-            event_emit(
-                conversation_id=run.conversation_id,
-                name="run_finished",
-                data={"run_id": run.pk, "stop_reason": StopReason.ERROR, "status": "failed"},
-            )
-        reaped.append(run.pk)
+    reaped = Reaped()
+    resumable = settings.AGENT_RUNNER == "celery"
+    fields = ("id", "conversation_id", "status", "attempts", "heartbeat_at", "worker")
+    for run in stale.only(*fields):
+        if run.worker == EXTERNAL_WORKER:
+            if _fail_expired(run, now):
+                reaped.failed.append(run.pk)
+        elif (
+            resumable
+            and run.status == RunStatus.RUNNING
+            and run.attempts < settings.AGENT_MAX_ATTEMPTS
+        ):
+            if _requeue(run, now):
+                reaped.requeued.append(run.pk)
+        elif _fail_lost(run, now):
+            reaped.failed.append(run.pk)
     return reaped
+
+
+def _requeue(run: Run, now: datetime) -> bool:
+    """Queue a run whose worker died again; the next attempt resumes its turn."""
+    with transaction.atomic():
+        taken = Run.objects.filter(
+            pk=run.pk, status=RunStatus.RUNNING, attempts=run.attempts
+        ).update(status=RunStatus.QUEUED, heartbeat_at=now, worker="")
+        if not taken:
+            return False
+        RunAttempt.objects.filter(run_id=run.pk, outcome=RunAttempt.Outcome.RUNNING).update(
+            outcome=RunAttempt.Outcome.LOST, ended_at=now
+        )
+        logger.warning("run %s lost its worker (attempt %s); queued again", run.pk, run.attempts)
+        run_start(run_id=run.pk)  # the registered executor (chat.runs.dispatch)
+    return True
+
+
+def _fail_expired(run: Run, now: datetime) -> bool:
+    return run_fail(
+        run_id=run.pk,
+        conversation_id=run.conversation_id,
+        expected_status=run.status,
+        code="run_expired",
+        error="run_expired: the external runtime's run expired.",
+        message="The external runtime's run expired.",
+        now=now,
+    )
+
+
+def _fail_lost(run: Run, now: datetime) -> bool:
+    if run.attempts > 1:
+        error = f"worker_lost: the process running this turn stopped {run.attempts} times."
+    else:
+        error = "worker_lost: the process running this turn stopped."
+    return run_fail(
+        run_id=run.pk,
+        conversation_id=run.conversation_id,
+        expected_status=run.status,
+        code="worker_lost",
+        error=error,
+        message="The process running this turn stopped. Retry to run it again.",
+        now=now,
+    )
+
+
+def run_fail(
+    *,
+    run_id: int,
+    conversation_id: int,
+    expected_status: str,
+    code: str,
+    error: str,
+    message: str,
+    now: datetime | None = None,
+) -> bool:
+    """Fail a run that no attempt is executing, visibly: `error` + `run_finished` events,
+    so the chat shows the reason and Retry. False if its status changed meanwhile."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        taken = Run.objects.filter(pk=run_id, status=expected_status).update(
+            status=RunStatus.FAILED,
+            stop_reason=StopReason.ERROR,
+            error=error,
+            finished_at=now,
+            checkpoint={},
+        )
+        if not taken:
+            return False
+        RunAttempt.objects.filter(run_id=run_id, outcome=RunAttempt.Outcome.RUNNING).update(
+            outcome=RunAttempt.Outcome.LOST, ended_at=now
+        )
+        data = {"run_id": run_id, "code": code, "message": message}
+        event_emit(conversation_id=conversation_id, name="error", data=data)
+        event_emit(
+            conversation_id=conversation_id,
+            name="run_finished",
+            data={"run_id": run_id, "stop_reason": StopReason.ERROR, "status": "failed"},
+        )
+    return True

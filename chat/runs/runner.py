@@ -1,9 +1,14 @@
 """Execute one run: bookkeeping around the agent kind's turn function.
 
-`AGENTS` maps a conversation's agent kind to its turn function `(run) -> stop_reason`
-(`chat.runs.turn`, the intake agent). Each kind registers one line here; the function
-does the work (calls the LLM loop, the intake logic, …) and returns a `StopReason` value. This module owns the run's
-status, timestamps and the `run_started` / `run_finished` / `error` events.
+`AGENTS` maps a conversation's agent kind to a turn function `(run) -> stop_reason`.
+Each kind registers one line here; the function does the work (calls the LLM loop,
+the intake logic, …) and returns a `StopReason` value. This module owns the run's
+status, timestamps, attempts and the `run_started` / `run_finished` / `error` events.
+
+Durable turns: a run may be executed by several attempts (a worker died under it; see
+heartbeat.py). A turn function must pick up from what earlier attempts persisted: the
+model-calling kinds resume step by step (resume.py); the instant kinds (`ATOMIC_KINDS`)
+run in one transaction, so a dead worker leaves all of their turn or nothing of it.
 """
 
 from __future__ import annotations
@@ -11,17 +16,31 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from chat.agent.intake import intake_turn
-from chat.core.models import Run, RunStatus, StopReason
-from chat.core.services import event_emit
+from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
+from chat.core.services import event_emit, message_create
+from chat.runs.errors import RunFailed
 from chat.runs.heartbeat import heartbeat, run_claim
-from chat.runs.turn import RunFailed, echo_turn, openai_turn, scripted_turn
+from chat.runs.resume import AttemptSuperseded, Journal, stop_json
+from chat.runs.turn import openai_turn, scripted_turn
 
 logger = logging.getLogger(__name__)
 
 TurnFunction = Callable[[Run], str]
+
+
+def echo_turn(run: Run) -> str:
+    """The placeholder agent: repeats the user's message."""
+    text = run.trigger_message.content if run.trigger_message else ""
+    message_create(
+        conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
+    )
+    return StopReason.COMPLETED
 
 
 # kind -> its turn function
@@ -31,42 +50,113 @@ AGENTS: dict[str, TurnFunction] = {
     "openai": openai_turn,
     "intake": intake_turn,
 }
+# Kinds whose whole turn is instant database work: run in one transaction (see above).
+ATOMIC_KINDS = frozenset({"echo", "intake"})
 
 
 def turn_function(kind: str) -> TurnFunction:
     return AGENTS.get(kind, AGENTS["echo"])
 
 
-def run_execute(*, run_id: int) -> None:
-    if not run_claim(run_id=run_id):
-        return  # already taken (a retried dispatch, a second worker)
+def run_execute(*, run_id: int, task_id: str = "", worker: str = "") -> None:
+    """Take the run (a new attempt) and execute — or resume — its turn.
+
+    `task_id` is the queue message being executed (Celery), `worker` names this process.
+    """
+    attempt = run_claim(run_id=run_id, task_id=task_id, worker=worker)
+    if attempt is None:
+        return  # finished, or another live attempt has it (a duplicate delivery)
     run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
-    event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+    if attempt.number == 1:
+        event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+    else:
+        logger.warning("run %s: attempt %s resumes the turn (%s)", run.pk, attempt.number, worker)
     stop_reason: str
     status: str
-    if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
+    if attempt.number > settings.AGENT_MAX_ATTEMPTS:
+        stop_reason, status = _give_up(run, attempt.number)
+    elif Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
         stop_reason, status = StopReason.CANCELLED, RunStatus.CANCELLED
     else:
-        with heartbeat(run_id=run.pk):
-            stop_reason, status = _turn(run)
-    run.status = status
-    run.stop_reason = stop_reason
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "stop_reason", "finished_at", "error"])
+        try:
+            with heartbeat(run_id=run.pk, attempt=attempt.number):
+                stop_reason, status = _turn(run)
+        except AttemptSuperseded:
+            logger.warning("run %s: attempt %s was taken over; it stops", run.pk, attempt.number)
+            return
+    _finish(run, attempt, stop_reason, status)
+
+
+def _finish(run: Run, attempt: RunAttempt, stop_reason: str, status: str) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        finished = Run.objects.filter(
+            pk=run.pk, attempts=attempt.number, status=RunStatus.RUNNING
+        ).update(
+            status=status, stop_reason=stop_reason, finished_at=now, error=run.error, checkpoint={}
+        )
+        if not finished:
+            logger.warning("run %s: attempt %s was taken over", run.pk, attempt.number)
+            return
+        RunAttempt.objects.filter(pk=attempt.pk).update(outcome=status, ended_at=now)
+        event_emit(
+            conversation_id=run.conversation_id,
+            name="run_finished",
+            data={"run_id": run.pk, "stop_reason": stop_reason, "status": status},
+        )
+
+
+def _give_up(run: Run, number: int) -> tuple[str, str]:
+    """Every allowed attempt died mid-turn (a turn that kills its worker, say)."""
+    tries = number - 1
+    run.error = f"worker_lost: the process running this turn stopped {tries} times."
     event_emit(
         conversation_id=run.conversation_id,
-        name="run_finished",
-        data={"run_id": run.pk, "stop_reason": stop_reason, "status": status},
+        name="error",
+        data={
+            "run_id": run.pk,
+            "code": "worker_lost",
+            "message": f"The process running this turn stopped {tries} times. "
+            "Retry to run it again.",
+        },
     )
+    return StopReason.ERROR, RunStatus.FAILED
+
+
+def _turn_stop(run: Run) -> str:
+    """Run (or resume) the kind's turn function; returns its stop reason."""
+    stop = (run.checkpoint or {}).get("stop")
+    if stop:  # the turn had ended when the previous attempt's worker died
+        if stop["reason"] == StopReason.ERROR:
+            raise RunFailed(stop.get("code") or "run_failed", stop.get("message") or "")
+        return str(stop["reason"])
+    kind = run.conversation.agent if run.conversation.agent in AGENTS else "echo"
+    func = turn_function(kind)
+    if kind not in ATOMIC_KINDS:
+        return func(run)
+    with transaction.atomic():
+        stop_reason = func(run)
+        journal = Journal(run, run.attempts)
+        journal.step_stored(None, stop_json(stop_reason))
+    return stop_reason
 
 
 def _turn(run: Run) -> tuple[str, str]:
     """Run the kind's turn function; returns (stop_reason, status)."""
     try:
-        stop_reason = turn_function(run.conversation.agent)(run)
+        stop_reason = _turn_stop(run)
+    except AttemptSuperseded:
+        raise
     except RunFailed as exc:
         logger.warning("run %s failed: %s %s", run.pk, exc.code, exc.message)
         code, message = exc.code, exc.message
+    except SoftTimeLimitExceeded:
+        logger.warning("run %s hit the soft time limit", run.pk)
+        code = "turn_time_limit"
+        message = (
+            f"The turn took longer than {settings.AGENT_TURN_SOFT_TIME_LIMIT} seconds "
+            "and was stopped."
+        )
     except Exception as exc:
         logger.exception("run %s failed", run.pk)
         code, message = "run_failed", f"{type(exc).__name__}: {exc}"

@@ -5,11 +5,15 @@ model context, drives `loop.run_loop` and hands every event to a `RunSink`, whic
 persists messages (tool calls in OpenAI format on the assistant message, each result
 as a `tool` message with the JSON result) and emits `text_delta`, `tool_call` and
 `tool_result` events. An error stop raises `RunFailed`; the runner records it.
+
+Turns are durable: the sink journals each step in `Run.checkpoint` as it goes, and a
+later attempt of the same run (its worker died) resumes from there — see `resume.py`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -27,16 +31,28 @@ from chat.agent.events import (
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
+    ToolStepStarted,
 )
 from chat.agent.llm.base import LLMClient, LLMError
 from chat.agent.llm.openai_client import OpenAIClient
 from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.steps import step_persist
-from chat.agent.tools import TOOLS
+from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
-from chat.core.models import Role, Run, StopReason
+from chat.core.models import Role, Run
 from chat.core.services import event_emit, message_create
+from chat.runs.errors import RunFailed
+from chat.runs.resume import (
+    AttemptSuperseded,
+    DeltaMerger,
+    Journal,
+    ReplayClient,
+    Resume,
+    journaled_tools,
+    resume_load,
+    stop_json,
+)
 
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
@@ -44,31 +60,20 @@ DELTA_FLUSH_SECONDS = 0.05
 CANCEL_POLL_SECONDS = 0.2
 
 
-class RunFailed(Exception):
-    """A turn function's expected failure: a stable `code` and a human `message`."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def echo_turn(run: Run) -> str:
-    """The placeholder agent: repeats the user's message."""
-    text = run.trigger_message.content if run.trigger_message else ""
-    message_create(
-        conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
-    )
-    return StopReason.COMPLETED
-
-
 class RunSink:
-    """Persists and streams the loop's events for one run."""
+    """Persists and streams the loop's events for one attempt of a run."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(
+        self, run: Run, resume: Resume | None = None, tools: Mapping[str, Tool] | None = None
+    ) -> None:
         self.run = run
         self.conversation_id = run.conversation_id
+        self.resume = resume or Resume(attempt=run.attempts)
+        self.tools = TOOLS_BY_NAME if tools is None else tools
+        self.journal = Journal(run, self.resume.attempt)
+        self.merger = DeltaMerger(self.resume.state.iteration + 1, self.resume.streamed)
         self.buffer: list[str] = []
+        self.replace = False
         self.iteration = 0
         self.last_flush = 0.0
         self.last_poll = 0.0
@@ -78,7 +83,11 @@ class RunSink:
         now = time.monotonic()
         if not self.was_cancelled and now - self.last_poll >= CANCEL_POLL_SECONDS:
             self.last_poll = now
-            self.was_cancelled = Run.objects.filter(pk=self.run.pk, cancel_requested=True).exists()
+            row = Run.objects.filter(pk=self.run.pk).values_list("cancel_requested", "attempts")
+            cancel_requested, attempts = row.get()
+            if attempts != self.resume.attempt and self.resume.attempt:
+                raise AttemptSuperseded(f"run {self.run.pk} was taken over")
+            self.was_cancelled = cancel_requested
         return self.was_cancelled
 
     def emit(self, name: str, data: dict[str, Any]) -> None:
@@ -87,45 +96,51 @@ class RunSink:
         )
 
     def flush(self) -> None:
-        if self.buffer:
-            self.emit("text_delta", {"iteration": self.iteration, "text": "".join(self.buffer)})
+        if self.buffer or self.replace:
+            data: dict[str, Any] = {"iteration": self.iteration, "text": "".join(self.buffer)}
+            if self.replace:  # a resumed call's text differs from what was streamed
+                data["replace"] = True
+            self.emit("text_delta", data)
             self.buffer.clear()
+            self.replace = False
         self.last_flush = time.monotonic()
+
+    def text(self, event: TextDelta) -> None:
+        text, replace = self.merger.feed(event.iteration, event.text)
+        if replace:
+            self.buffer.clear()
+            self.replace = True
+        elif not text:
+            return
+        first = not self.buffer and self.last_flush == 0.0
+        self.buffer.append(text)
+        if first or replace or time.monotonic() - self.last_flush >= DELTA_FLUSH_SECONDS:
+            self.flush()
 
     def handle(self, event: AgentEvent) -> str | None:
         """Returns the stop reason on the final event."""
         if isinstance(event, TextDelta):
-            first = not self.buffer and self.last_flush == 0.0
-            self.buffer.append(event.text)
-            if first or time.monotonic() - self.last_flush >= DELTA_FLUSH_SECONDS:
-                self.flush()
+            self.text(event)
             return None
+        if not isinstance(event, IterationStarted) and self.iteration == self.merger.iteration:
+            closing = self.merger.close()
+            if closing is not None:
+                self.buffer[:] = [closing[0]]
+                self.replace = closing[1]
         self.flush()
         if isinstance(event, IterationStarted):
             self.iteration = event.iteration
             self.last_flush = 0.0
-            Run.objects.filter(pk=self.run.pk).update(
+            # (Fenced like every write: a replaced attempt must not look alive.)
+            Run.objects.filter(pk=self.run.pk, attempts=self.resume.attempt).update(
                 iterations=event.iteration, heartbeat_at=timezone.now()
             )
+        elif isinstance(event, ToolStepStarted):
+            self.journal.step_started(event)
         elif isinstance(event, ToolCallEvent):
-            self.emit(
-                "tool_call",
-                {
-                    "tool_call_id": event.call.id,
-                    "name": event.call.name,
-                    "arguments": event.call.arguments,
-                },
-            )
+            self.tool_call(event)
         elif isinstance(event, ToolResultEvent):
-            self.emit(
-                "tool_result",
-                {
-                    "tool_call_id": event.call.id,
-                    "name": event.call.name,
-                    "success": event.result.get("success") is not False,
-                    "result": event.result,
-                },
-            )
+            self.tool_result(event)
         elif isinstance(event, AssistantMessage):
             self.persist_message(event)
         elif isinstance(event, SelfCheckFailed):
@@ -136,7 +151,47 @@ class RunSink:
             return event.stop_reason
         return None
 
+    def tool_call(self, event: ToolCallEvent) -> None:
+        call = event.call
+        if call.id not in self.resume.announced:
+            self.emit(
+                "tool_call",
+                {"tool_call_id": call.id, "name": call.name, "arguments": call.arguments},
+            )
+        tool = self.tools.get(call.name)
+        if tool is not None and not tool.idempotent:
+            self.journal.call_started(call.id)  # committed before the tool runs
+
+    @transaction.atomic
+    def tool_result(self, event: ToolResultEvent) -> None:
+        call = event.call
+        stop = event.stop
+        self.journal.call_finished(
+            call.id,
+            event.result,
+            stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
+        )
+        if call.id not in self.resume.reported:
+            self.emit(
+                "tool_result",
+                {
+                    "tool_call_id": call.id,
+                    "name": call.name,
+                    "success": event.result.get("success") is not False,
+                    "result": event.result,
+                },
+            )
+
+    @transaction.atomic
     def persist_message(self, event: AssistantMessage) -> None:
+        # One transaction: open tabs fetch the assistant message together with its tool
+        # results, so a questionnaire_async card is complete when it first appears. The
+        # checkpoint goes with it: the step (and, with `stop`, the turn) is done.
+        stop = event.stop
+        self.journal.step_stored(
+            event.state,
+            stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
+        )
         step_persist(
             run=self.run,
             content=event.content,
@@ -147,6 +202,7 @@ class RunSink:
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
+        self.journal.step_stored(event.state)
         conversation = self.run.conversation
         message_create(
             conversation=conversation,
@@ -172,8 +228,17 @@ class RunSink:
         )
 
 
-def turn_drive(run: Run, client: LLMClient, *, max_iterations: int | None = None) -> str:
+def turn_drive(
+    run: Run, make_client: Callable[[int], LLMClient], *, max_iterations: int | None = None
+) -> str:
+    """Drive the loop for one attempt of `run`. `make_client(n)` builds the model backend
+    for a turn whose first `n` model calls are already done (a resumed attempt)."""
     conversation = run.conversation
+    resume = resume_load(run)
+    client = make_client(resume.calls_made)
+    replay = resume.replay()
+    if replay is not None:
+        client = ReplayClient(replay, client)
     config = LoopConfig(
         lang=conversation.language,
         max_iterations=max_iterations or settings.AGENT_MAX_ITERATIONS,
@@ -185,11 +250,12 @@ def turn_drive(run: Run, client: LLMClient, *, max_iterations: int | None = None
                 conversation_id=conversation.pk, run_id=run.pk, user_id=conversation.owner_id
             ),
         },
+        start=resume.state,
     )
-    sink = RunSink(run)
+    sink = RunSink(run, resume, {tool.name: tool for tool in TOOLS})
     events = run_loop(
         client=client,
-        tools=TOOLS,
+        tools=journaled_tools(TOOLS, resume),
         messages=context_messages(conversation=conversation),
         config=config,
         cancelled=sink.cancelled,
@@ -226,17 +292,20 @@ def scripted_script_name(run: Run) -> str:
 def scripted_turn(run: Run) -> str:
     script = script_load(scripted_script_name(run), run.conversation.language)
     step = script.step(scripted_step_index(run))
-    client = ScriptedClient(
-        step.turns,
-        chunk_chars=script.chunk_chars,
-        delay_seconds=script.delay_seconds,
-        call_prefix=f"call_r{run.pk}",
-    )
+
+    def client(start: int) -> LLMClient:
+        return ScriptedClient(
+            step.turns,
+            chunk_chars=script.chunk_chars,
+            delay_seconds=script.delay_seconds,
+            call_prefix=f"call_r{run.pk}",
+            start=start,
+        )
+
     return turn_drive(run, client, max_iterations=step.max_iterations)
 
 
 def openai_turn(run: Run) -> str:
-
     if not settings.LLM_BASE_URL and not settings.LLM_API_KEY:
         raise RunFailed(
             "llm_not_configured",
@@ -251,4 +320,5 @@ def openai_turn(run: Run) -> str:
         )
     except LLMError as exc:
         raise RunFailed(exc.code, exc.message) from exc
-    return turn_drive(run, client)
+    # A resumed attempt asks the model again from the stored context (nothing to skip).
+    return turn_drive(run, lambda _done: client)

@@ -69,6 +69,9 @@ def form_open(
         if not normalized.ok:
             message = _("The form was not shown. Fix every listed problem and call again.")
             return _tool_error("INVALID_ARGUMENT", message, errors=normalized.errors)
+        opened = _opened_by_call(run_id=run_id, tool_use_id=tool_use_id)
+        if opened is not None:  # the same call again (a resumed turn): the same form
+            return _deferred(opened)
         refusal = _open_refusal(conversation_id=conversation_id, run_id=run_id)
         if refusal is not None:
             return refusal
@@ -96,12 +99,22 @@ def form_open(
             return _open_refusal(conversation_id=conversation_id, run_id=run_id) or _tool_error(
                 "pending_interactive_form", _("Another form is already waiting for the user.")
             )
+    return _deferred(form)
+
+
+def _deferred(form: InteractiveForm) -> dict[str, Any]:
     return {
         DEFERRED_FLAG: True,
         "success": True,
         "status": "waiting_for_user_response",
         "ask_id": form.ask_id,
     }
+
+
+def _opened_by_call(*, run_id: int | None, tool_use_id: str) -> InteractiveForm | None:
+    if run_id is None or not tool_use_id:
+        return None
+    return InteractiveForm.objects.filter(run_id=run_id, tool_use_id=tool_use_id).first()
 
 
 def _open_refusal(*, conversation_id: int, run_id: int | None) -> dict[str, Any] | None:

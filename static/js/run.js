@@ -24,6 +24,8 @@
     var box = live();
     var text = box.querySelector(".run-preview-text");
     if (iteration !== data.iteration) { text.textContent = ""; iteration = data.iteration; }
+    // A turn resumed on another worker whose model call came out differently.
+    if (data.replace) text.textContent = "";
     text.textContent += data.text || "";
     box.querySelector(".run-preview").hidden = false;
     box.hidden = false;

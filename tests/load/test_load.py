@@ -1,5 +1,7 @@
-"""The load script's small mode: 20 users for 10 s against PostgreSQL + Redis, with one
-web worker killed half-way. Fails on any lost or duplicated answer (issue 8)."""
+"""The load script's small mode: 20 users for 10 s against PostgreSQL + Redis, runs on
+Celery; half-way one web worker is killed, and the Celery pool process running a slow
+turn is killed mid-turn. Fails on any lost or duplicated answer (issue 8) and on an
+interrupted turn that did not finish."""
 
 from __future__ import annotations
 
@@ -29,10 +31,13 @@ def test_small_load_loses_nothing():
         pytest.skip(f"needs PostgreSQL and Redis: {missing}")
     args = parse_args(
         ["--users", "20", "--duration", "10", "--workers", "2", "--run-workers", "1",
-         "--kill-worker"]
+         "--kill-worker", "--kill-run-worker"]
     )  # fmt: skip
     report = run_load(args)
     assert report["problems"] == []
     assert report["answers"] >= 20, report
     assert report["killed_worker"] is not None
     assert report["status_5xx"] == 0
+    mid_turn = report["killed_mid_turn"]
+    assert mid_turn["pid"] is not None and mid_turn["stop_reason"] == "completed"
+    assert mid_turn["run_id"] in report["interrupted_runs"]

@@ -100,3 +100,21 @@ def test_changelists_open(admin_client, talk, user, api_token, url, shows):
     response = admin_client.get(url)
     assert response.status_code == 200
     assert shows in response.content.decode()
+
+
+def test_run_page_lists_its_attempts_and_workers(admin_client, talk):
+    from chat.models import RunAttempt
+    from chat.runs.heartbeat import run_claim
+
+    run = Run.objects.create(conversation=talk)
+    run_claim(run_id=run.pk, task_id="msg-1", worker="runs0@web-1:4242")
+    run_claim(run_id=run.pk, task_id="msg-1", worker="runs0@web-2:77")  # redelivered
+    assert list(run.attempt_log.values_list("outcome", flat=True)) == [
+        RunAttempt.Outcome.LOST,
+        RunAttempt.Outcome.RUNNING,
+    ]
+    html = admin_client.get(f"/admin/chat/run/{run.pk}/change/").content.decode()
+    assert "runs0@web-1:4242" in html and "runs0@web-2:77" in html
+    assert "Worker lost" in html and "msg-1" in html
+    listing = admin_client.get("/admin/chat/run/").content.decode()
+    assert "runs0@web-2:77" in listing

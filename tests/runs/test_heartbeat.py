@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chat.core.models import Event, Run, RunStatus
+from chat.core.models import Event, Run, RunAttempt, RunStatus
 from chat.runs.heartbeat import heartbeat, run_claim, run_reap_stale
 
 pytestmark = pytest.mark.django_db
@@ -18,10 +18,12 @@ def _run(conversation, **fields) -> Run:
 
 def test_claim_is_exclusive(conversation):
     run = _run(conversation)
-    assert run_claim(run_id=run.pk) is True
-    assert run_claim(run_id=run.pk) is False
+    attempt = run_claim(run_id=run.pk)
+    assert attempt is not None and attempt.number == 1
+    assert run_claim(run_id=run.pk) is None
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.worker and run.heartbeat_at
+    assert run.attempts == 1 and attempt.worker == run.worker
 
 
 def test_dead_worker_run_is_failed_with_events(conversation, settings):
@@ -29,14 +31,14 @@ def test_dead_worker_run_is_failed_with_events(conversation, settings):
     old = timezone.now() - timedelta(seconds=31)
     dead = _run(conversation, status=RunStatus.RUNNING, started_at=old, heartbeat_at=old)
     alive = _run(conversation, status=RunStatus.RUNNING, heartbeat_at=timezone.now())
-    assert run_reap_stale() == [dead.pk]
+    assert run_reap_stale().failed == [dead.pk]
     dead.refresh_from_db()
     alive.refresh_from_db()
     assert dead.status == RunStatus.FAILED and dead.error.startswith("worker_lost")
     assert alive.status == RunStatus.RUNNING
     names = list(Event.objects.filter(conversation=conversation).values_list("name", flat=True))
     assert names == ["error", "run_finished"]
-    assert run_reap_stale() == []  # idempotent
+    assert run_reap_stale().failed == []  # idempotent
 
 
 def test_queued_run_nobody_took_is_failed(conversation, settings):
@@ -44,7 +46,7 @@ def test_queued_run_nobody_took_is_failed(conversation, settings):
     stuck = _run(conversation)
     Run.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(seconds=61))
     fresh = _run(conversation)
-    assert run_reap_stale(conversation_id=conversation.pk) == [stuck.pk]
+    assert run_reap_stale(conversation_id=conversation.pk).failed == [stuck.pk]
     fresh.refresh_from_db()
     assert fresh.status == RunStatus.QUEUED
 
@@ -54,7 +56,7 @@ def test_heartbeat_refreshes_while_running(conversation):
     run = _run(conversation)
     run_claim(run_id=run.pk)
     Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
-    with heartbeat(run_id=run.pk, interval=0.02):
+    with heartbeat(run_id=run.pk, attempt=1, interval=0.02):
         time.sleep(0.15)
     run.refresh_from_db()
     assert timezone.now() - run.heartbeat_at < timedelta(seconds=5)
@@ -77,7 +79,7 @@ def test_external_runs_expire_with_their_tokens(conversation, settings):
     fresh = _run(conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER)
     old = _run(conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER)
     Run.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=2))
-    assert run_reap_stale() == [old.pk]  # an external run has no heartbeat: only age counts
+    assert run_reap_stale().failed == [old.pk]  # an external run has no heartbeat: only age counts
     old.refresh_from_db()
     assert old.status == RunStatus.FAILED and old.error.startswith("run_expired")
     identity = RunIdentity(conversation.pk, old.pk, conversation.owner_id)
@@ -95,3 +97,88 @@ def test_run_tokens_die_with_their_user(conversation):
     conversation.owner.is_active = False
     conversation.owner.save()
     assert not run_identity_live(identity)
+
+
+# --- attempts: who may take a running run over ---------------------------------------
+
+
+def _running(conversation, task_id="t1", age=0):
+    run = _run(conversation)
+    run_claim(run_id=run.pk, task_id=task_id, worker="w1:1")
+    beat = timezone.now() - timedelta(seconds=age)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=beat)
+    return run
+
+
+def test_a_live_attempt_is_not_taken_over_by_another_message(conversation):
+    run = _running(conversation)
+    assert run_claim(run_id=run.pk, task_id="t2") is None
+
+
+def test_a_redelivered_message_takes_over_at_once(conversation):
+    run = _running(conversation)
+    attempt = run_claim(run_id=run.pk, task_id="t1", worker="w2:2")
+    assert attempt is not None and attempt.number == 2 and attempt.worker == "w2:2"
+    first = RunAttempt.objects.get(run=run, number=1)
+    assert first.outcome == RunAttempt.Outcome.LOST and first.ended_at
+
+
+def test_a_silent_attempt_is_taken_over_by_any_message(conversation, settings):
+    settings.AGENT_HEARTBEAT_TIMEOUT = 30
+    run = _running(conversation, age=31)
+    assert run_claim(run_id=run.pk, task_id="t2").number == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_heartbeat_of_a_replaced_attempt_stops_counting(conversation):
+    run = _running(conversation, age=3600)
+    with heartbeat(run_id=run.pk, attempt=2, interval=0.01):
+        time.sleep(0.05)
+    run.refresh_from_db()
+    assert timezone.now() - run.heartbeat_at > timedelta(minutes=59)
+
+
+@pytest.fixture
+def enqueued(monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.AGENT_RUNNER = "celery"
+    sent = []
+    monkeypatch.setattr("chat.runs.dispatch.run_enqueue", lambda *, run_id: sent.append(run_id))
+    return sent
+
+
+def test_reaper_queues_a_dead_workers_run_again_with_celery(
+    conversation, settings, enqueued, django_capture_on_commit_callbacks
+):
+    settings.AGENT_HEARTBEAT_TIMEOUT = 30
+    run = _running(conversation, age=31)
+    with django_capture_on_commit_callbacks(execute=True):
+        reaped = run_reap_stale()
+    assert (reaped.requeued, reaped.failed) == ([run.pk], [])
+    assert enqueued == [run.pk]
+    run.refresh_from_db()
+    assert (run.status, run.worker, run.attempts) == (RunStatus.QUEUED, "", 1)
+    assert timezone.now() - run.heartbeat_at < timedelta(seconds=5)  # queued since now
+    assert RunAttempt.objects.get(run=run).outcome == RunAttempt.Outcome.LOST
+    assert not Event.objects.filter(name="error").exists()  # the user sees it continue
+    assert run_reap_stale().requeued == []  # not again while it waits in the queue
+
+
+def test_reaper_fails_a_run_whose_attempts_are_used_up(conversation, settings, enqueued):
+    settings.AGENT_HEARTBEAT_TIMEOUT, settings.AGENT_MAX_ATTEMPTS = 30, 1
+    run = _running(conversation, age=31)
+    assert run_reap_stale().failed == [run.pk]
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.error.startswith("worker_lost")
+    assert enqueued == []
+
+
+def test_reap_runs_command(conversation, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.AGENT_HEARTBEAT_TIMEOUT = 30
+    run = _running(conversation, age=31)
+    out = StringIO()
+    call_command("reap_runs", stdout=out)
+    assert out.getvalue().strip() == f"0 run(s) queued again: []; 1 failed: [{run.pk}]"

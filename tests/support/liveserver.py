@@ -1,13 +1,17 @@
 """A real server for benchmarks, load tests and browser tests.
 
 Starts the app the way `manage.py serve` does (uvicorn, optionally several worker
-processes and agent-run workers) on a free loopback port, with a database of its own:
-a fresh SQLite file, or a fresh PostgreSQL database created next to the one
-`DATABASE_URL` names (dropped again on stop). Loopback only.
+processes, and with `run_workers` Celery workers + beat for agent runs) on a free
+loopback port, with a database of its own: a fresh SQLite file, or a fresh PostgreSQL
+database created next to the one `DATABASE_URL` names (dropped again on stop). Each
+server uses a Celery queue of its own, so servers sharing a broker never take each
+other's runs. `CeleryWorker` starts one Celery worker alone (durable-turn tests).
+Loopback only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -68,7 +72,9 @@ class LiveServer:
         self.env.update(
             DATABASE_URL=self._database(database_url, fresh_database),
             DJANGO_SETTINGS_MODULE="chat.settings",
-            AGENT_RUNNER="worker" if run_workers else "thread",
+            AGENT_RUNNER="celery" if run_workers else "thread",
+            CELERY_QUEUE=f"live-{os.getpid()}-{self.port}",
+            CELERY_BEAT_SCHEDULE_FILENAME=str(tmp / f"beat-{self.port}"),
             DEBUG="0",
             PYTHONUNBUFFERED="1",
         )
@@ -123,7 +129,7 @@ class LiveServer:
         serve = [
             sys.executable, "manage.py", "serve", "--host", "127.0.0.1",
             "--port", str(self.port), "--workers", str(self.workers),
-            "--run-workers", str(self.run_workers),
+            "--run-workers", str(self.run_workers), "--grace", "3",
         ]  # fmt: skip
         self.procs.append(subprocess.Popen(serve, cwd=ROOT, env=self.env, stdout=log, stderr=log))
         self.wait_ready()
@@ -157,6 +163,40 @@ class LiveServer:
         os.kill(pids[0], signal.SIGKILL)
         return pids[0]
 
+    def celery_pool_pids(self) -> list[int]:
+        """The processes that execute runs (children of each Celery worker's master)."""
+        pids = []
+        for child in _children(self.procs[0].pid):
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            if b"celery" in cmdline and b"worker" in cmdline:
+                pids.extend(_children(child))
+        return pids
+
+    def run_worker(self, run_id: int) -> str:
+        """`Run.worker` (node:pid) — straight from PostgreSQL when possible: a Django
+        shell takes a second or more on a busy machine, longer than a turn."""
+        url = self.env["DATABASE_URL"]
+        if url.startswith(("postgres://", "postgresql://")):
+            with _postgres_admin(url) as conn:
+                row = conn.execute("SELECT worker FROM chat_run WHERE id = %s", (run_id,))
+                found = row.fetchone()
+                return str(found[0]) if found else ""
+        return str(
+            self.json(
+                "from chat.models import Run\nimport json\n"
+                f"print(json.dumps(Run.objects.get(pk={run_id}).worker))"
+            )
+        )
+
+    def kill_run_process(self, run_id: int) -> int | None:
+        """SIGKILL the Celery pool process executing run `run_id` (mid-turn)."""
+        worker = self.run_worker(run_id)
+        pid = int(worker.rpartition(":")[2]) if worker else 0
+        if pid not in self.celery_pool_pids():
+            return None
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -170,6 +210,8 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
         self.procs.clear()
+        if self.run_workers:
+            broker_cleanup(self.env)
         if self._pg_admin_url and self._pg_name:
             with _postgres_admin(self._pg_admin_url) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self._pg_name}" WITH (FORCE)')
@@ -180,3 +222,82 @@ class LiveServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def broker_url(env: dict[str, str]) -> str:
+    """The broker those settings give (chat/settings.py: REDIS_URL's next database)."""
+    if env.get("CELERY_BROKER_URL"):
+        return env["CELERY_BROKER_URL"]
+    parts = urlsplit(env["REDIS_URL"])
+    db = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(db + 1) % 16}"))
+
+
+def broker_cleanup(env: dict[str, str]) -> None:
+    """Drop the queue of a finished server or test and its unacknowledged messages (a
+    SIGKILLed worker's message would otherwise come back after the visibility timeout)."""
+    import redis
+
+    queue = env["CELERY_QUEUE"]
+    client = redis.Redis.from_url(broker_url(env))
+    # The queue, and kombu's bindings of the exchange named after it.
+    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+    for tag, raw in client.hscan_iter("unacked"):
+        try:
+            _message, _exchange, routing_key = json.loads(raw)
+        except ValueError:
+            continue
+        if routing_key == queue:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+    client.close()
+
+
+class CeleryWorker:
+    """One `celery -A chat worker` (concurrency 1, optionally with beat embedded) in a
+    session of its own, so `kill()` takes its master and pool process down together, like
+    a machine that dies."""
+
+    def __init__(self, tmp: Path, env: dict[str, str], name: str, *, beat: bool = False):
+        self.name = name
+        self.env = env
+        self.log_path = tmp / f"celery-{name}.log"
+        argv = [
+            sys.executable, "-m", "celery", "-A", "chat", "worker", "--hostname", f"{name}@%h",
+            "--concurrency", "1", "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+        ]  # fmt: skip
+        if beat:
+            argv += ["--beat", "--schedule", str(tmp / f"beat-{name}")]
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
+        )
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while b" ready." not in self.log_path.read_bytes():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"celery worker {self.name} did not start:\n{self.text()}")
+            time.sleep(0.1)
+
+    def pool_pids(self) -> list[int]:
+        return _children(self.proc.pid)
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (master and pool) at once."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")

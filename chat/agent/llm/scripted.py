@@ -122,11 +122,15 @@ class ScriptedClient:
         chunk_chars: int = 16,
         delay_seconds: float = 0.0,
         call_prefix: str = "call",
+        start: int = 0,
     ) -> None:
         self.turns = list(turns)
         self.chunk_chars = max(chunk_chars, 1)
         self.delay_seconds = delay_seconds
         self.call_prefix = call_prefix
+        # The first `start` turns were already played (a resumed run): the next call
+        # plays turn `start`, with the same tool call ids as the first attempt would have.
+        self.start = start
         self.calls = 0
         self.seen: list[list[dict[str, Any]]] = []  # the context of every call (tests)
 
@@ -134,7 +138,7 @@ class ScriptedClient:
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
     ) -> Iterator[str | Completion]:
         self.seen.append([dict(m) for m in messages])
-        index = self.calls
+        index = self.start + self.calls
         self.calls += 1
         turn = self.turns[index] if index < len(self.turns) else Turn("(end of script)")
         if turn.error:

@@ -199,4 +199,7 @@ TOOL = Tool(
     parameters=PARAMETERS,
     execute=execute,
     persisted=persisted,
+    # `execute` only validates; the ask is created by `persisted`, in the transaction
+    # that stores the message, so it can't happen twice.
+    idempotent=True,
 )

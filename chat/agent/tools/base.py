@@ -9,6 +9,12 @@ A tool may also have a `persisted` hook: the Django adapter calls it with the re
 the run and the stored assistant message once the message carrying the call and every
 result of that step are saved (`ask_user_options` creates its ask there, so the ask
 follows the message that asked for it).
+
+Durable turns: a turn interrupted by a dying worker resumes from its last persisted step,
+and a tool call that already has its result is never run again. A call whose result was
+lost with the worker runs again only when the tool is `idempotent` (no effect outside
+its result, or an effect keyed by the call id); for any other tool the resumed run fails
+visibly (`tool_effect_unknown`) instead of risking a second effect.
 """
 
 from __future__ import annotations
@@ -18,6 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFERRED_FLAG = "__deferred_user_input__"
+
+
+class ToolStop(Exception):
+    """A tool that must not run (or go on): the run ends with this stable code and message;
+    the model sees `result` (default: an error result with the code)."""
+
+    def __init__(self, code: str, message: str, result: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,8 @@ class Tool:
     execute: Callable[[Any, ToolContext], dict[str, Any]]
     # (result, run, assistant message) -> None; see the module docstring.
     persisted: Callable[[Mapping[str, Any], Any, Any], None] | None = None
+    # Safe to run again for the same call id after a crash lost its result (see above).
+    idempotent: bool = False
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry."""

@@ -78,4 +78,6 @@ TOOL = Tool(
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
+    # form_open returns the form this run already opened for this call id.
+    idempotent=True,
 )

@@ -76,4 +76,6 @@ TOOL = Tool(
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
+    # Pure validation: running the same call again gives the same result.
+    idempotent=True,
 )

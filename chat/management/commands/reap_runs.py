@@ -6,8 +6,14 @@ from chat.runs.heartbeat import run_reap_stale
 
 
 class Command(BaseCommand):
-    help = "Mark runs whose worker died as failed (for cron when not using `manage.py serve`)."
+    help = (
+        "Resume (AGENT_RUNNER=celery) or fail runs whose worker died, and fail runs nobody "
+        "took (for cron when Celery beat doesn't run it)."
+    )
 
     def handle(self, *args, **options) -> None:
         reaped = run_reap_stale()
-        self.stdout.write(f"{len(reaped)} stale run(s) failed: {reaped}")
+        self.stdout.write(
+            f"{len(reaped.requeued)} run(s) queued again: {reaped.requeued}; "
+            f"{len(reaped.failed)} failed: {reaped.failed}"
+        )

@@ -1,8 +1,16 @@
 """`manage.py serve`: the production shape on one machine.
 
-Several uvicorn worker processes behind one port (uvicorn's own supervisor restarts a
-worker that dies), plus, when AGENT_RUNNER=worker, channels worker processes for agent
-runs, restarted by this command if they exit. Ctrl+C / SIGTERM stops everything.
+Several uvicorn worker processes behind one port (uvicorn's supervisor restarts a web
+worker that dies) and, with AGENT_RUNNER=celery, Celery worker(s) for agent runs (the
+Celery master restarts a pool process that dies; its run is redelivered and resumes)
+plus one Celery beat for the periodic work (resume or fail runs whose worker died, prune
+old stream events, clear expired sessions).
+
+It is deliberately a small supervisor, not a process manager: when any of its processes
+exits it stops all of them and exits non-zero, so systemd, Docker or Kubernetes restart
+the whole set (a half-running set — web without workers — would queue runs nobody
+executes). Ctrl+C / SIGTERM stops everything: Celery finishes its running turns for up
+to --grace seconds, then they are killed and resume when the workers come back.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from chat.runs.heartbeat import run_reap_stale
 
 
 class Command(BaseCommand):
-    help = "Run several ASGI workers (and agent-run workers) behind one port."
+    help = "Run the web workers and (AGENT_RUNNER=celery) the Celery workers + beat."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
@@ -32,7 +40,13 @@ class Command(BaseCommand):
             "--run-workers",
             type=int,
             default=int(os.environ.get("RUN_WORKERS", "1")),
-            help="agent-run worker processes (only with AGENT_RUNNER=worker)",
+            help="Celery worker processes (each runs AGENT_WORKER_CONCURRENCY turns at once)",
+        )
+        parser.add_argument(
+            "--grace",
+            type=float,
+            default=float(os.environ.get("SERVE_GRACE_SECONDS", "10")),
+            help="seconds running turns get to finish on shutdown before they are killed",
         )
 
     def handle(self, *args, **options) -> None:
@@ -42,19 +56,17 @@ class Command(BaseCommand):
                 "Several workers need a shared channel layer: set REDIS_URL (or use --workers 1).",
                 returncode=2,
             )
-        web = [
-            sys.executable, "-m", "uvicorn", "chat.asgi:application",
-            "--host", options["host"], "--port", str(options["port"]),
-            "--workers", str(workers), "--no-access-log", "--timeout-graceful-shutdown", "5",
-        ]  # fmt: skip
-        procs = {"web": subprocess.Popen(web)}
-        run_workers = options["run_workers"] if settings.AGENT_RUNNER == "worker" else 0
-        runworker = [sys.executable, "manage.py", "runworker", "agent-runs"]
+        commands = {"web": self._web(options["host"], options["port"], workers)}
+        run_workers = options["run_workers"] if settings.AGENT_RUNNER == "celery" else 0
         for n in range(run_workers):
-            procs[f"runworker-{n}"] = subprocess.Popen(runworker)
+            commands[f"celery-worker-{n}"] = self._celery_worker(n)
+        if run_workers:
+            commands["celery-beat"] = self._celery("beat")
+        procs = {name: subprocess.Popen(argv) for name, argv in commands.items()}
         self.stdout.write(
             f"Serving http://{options['host']}:{options['port']}/ with {workers} web "
-            f"worker(s) and {run_workers} agent-run worker(s)."
+            f"worker(s) and {run_workers} Celery worker(s) x {settings.AGENT_WORKER_CONCURRENCY}"
+            f" (AGENT_RUNNER={settings.AGENT_RUNNER})."
         )
         stopping = False
 
@@ -68,32 +80,53 @@ class Command(BaseCommand):
             next_reap = 0.0
             while not stopping:
                 time.sleep(0.5)
-                if time.monotonic() >= next_reap:
+                if not run_workers and time.monotonic() >= next_reap:
                     next_reap = time.monotonic() + 10
                     self._reap()
-                for name, proc in list(procs.items()):
-                    if proc.poll() is None:
-                        continue
-                    if name == "web":
-                        raise CommandError(f"the web server exited ({proc.returncode})")
-                    self.stderr.write(f"{name} exited ({proc.returncode}); restarting it")
-                    procs[name] = subprocess.Popen(runworker)
+                for name, proc in procs.items():
+                    if proc.poll() is not None:
+                        raise CommandError(f"{name} exited ({proc.returncode}); stopping all")
         finally:
-            for proc in procs.values():
+            self._stop(procs, options["grace"])
+
+    def _web(self, host: str, port: int, workers: int) -> list[str]:
+        return [
+            sys.executable, "-m", "uvicorn", "chat.asgi:application",
+            "--host", host, "--port", str(port),
+            "--workers", str(workers), "--no-access-log", "--timeout-graceful-shutdown", "5",
+        ]  # fmt: skip
+
+    def _celery(self, *args: str) -> list[str]:
+        level = os.environ.get("LOG_LEVEL", "INFO")
+        return [sys.executable, "-m", "celery", "-A", "chat", *args, "--loglevel", level]
+
+    def _celery_worker(self, n: int) -> list[str]:
+        return self._celery(
+            "worker", "--hostname", f"runs{n}@%h",
+            "--concurrency", str(settings.AGENT_WORKER_CONCURRENCY),
+            # No start-up sync with other nodes, no worker-to-worker gossip: runs need
+            # neither (the remote control that `celery inspect` uses stays on).
+            "--without-mingle", "--without-gossip",
+        )  # fmt: skip
+
+    def _stop(self, procs: dict[str, subprocess.Popen[bytes]], grace: float) -> None:
+        for proc in procs.values():
+            if proc.poll() is None:
                 proc.terminate()
-            for proc in procs.values():
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        deadline = time.monotonic() + grace
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     def _reap(self) -> None:
-        """Fail runs whose worker process died (they get a visible retry)."""
-
+        """Without Celery (thread runner): fail runs whose web worker died, with Retry."""
         try:
             reaped = run_reap_stale()
         except Exception as exc:  # the database may be restarting; try again later
             self.stderr.write(f"reaping stale runs failed: {exc}")
             return
-        if reaped:
-            self.stderr.write(f"marked runs {reaped} failed: their worker stopped")
+        if reaped.failed:
+            self.stderr.write(f"marked runs {reaped.failed} failed: their worker stopped")

@@ -1,0 +1,60 @@
+"""The Celery application (AGENT_RUNNER=celery): agent runs and periodic housekeeping.
+
+    celery -A chat worker      # executes runs (chat.runs.tasks.run_execute_task)
+    celery -A chat beat        # schedules chat.runs_reap, chat.events_prune, …
+    celery -A chat inspect active
+
+Configuration is the `CELERY_*` block of chat/settings.py (broker = REDIS_URL with the
+next database number unless CELERY_BROKER_URL is set; late acks, redelivery when a worker
+process dies, prefetch 1, time limits, visibility timeout). Tasks live in chat/runs/tasks.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import os
+import signal
+import threading
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
+
+app = Celery("chat")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["chat.runs"])
+
+logger = logging.getLogger(__name__)
+PR_SET_PDEATHSIG = 1
+
+
+@worker_process_init.connect
+def _wake_streams_from_one_loop(**_kwargs: object) -> None:
+    """Stream wake-ups (chat.core.realtime.wake) from a pool process go through one event loop
+    kept for the process: the Redis layer then reuses its connection instead of opening
+    one per event in a throw-away loop (~0.4 ms instead of ~5 ms per event)."""
+    from chat.core.realtime import register_stream_loop
+
+    async def register() -> None:
+        register_stream_loop()
+
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="stream-wakeups", daemon=True).start()
+    asyncio.run_coroutine_threadsafe(register(), loop).result(timeout=5)
+
+
+@worker_process_init.connect
+def _die_with_the_worker(**_kwargs: object) -> None:
+    """A pool process ends when its worker's main process is killed: an orphan would keep
+    running a turn with no time limit while the reaper hands the run to another worker."""
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return
+    try:
+        ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the heartbeat fence still protects runs
+        logger.debug("prctl(PR_SET_PDEATHSIG) unavailable")

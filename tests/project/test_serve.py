@@ -1,0 +1,74 @@
+"""`manage.py serve`: which processes it starts, and that one exiting stops them all."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from chat.management.commands import serve as serve_module
+
+
+class FakeProcess:
+    started: list[FakeProcess] = []
+
+    def __init__(self, argv) -> None:
+        self.argv = argv
+        self.returncode = None
+        self.terminated = False
+        FakeProcess.started.append(self)
+
+    def poll(self):
+        # The beat dies at once; everything else keeps running until terminated.
+        if "beat" in self.argv and self.returncode is None:
+            self.returncode = 1
+        return self.returncode
+
+    def terminate(self) -> None:
+        self.terminated = True
+        self.returncode = -15
+
+    def wait(self, timeout=None) -> int:
+        return self.returncode
+
+    def kill(self) -> None:
+        self.returncode = -9
+
+
+@pytest.fixture
+def processes(monkeypatch):
+    FakeProcess.started = []
+    monkeypatch.setattr(serve_module.subprocess, "Popen", FakeProcess)
+    monkeypatch.setattr(serve_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(serve_module.signal, "signal", lambda *args: None)
+    return FakeProcess.started
+
+
+def test_celery_runner_starts_web_workers_celery_workers_and_beat(processes, settings):
+    settings.AGENT_RUNNER, settings.REDIS_URL = "celery", "redis://127.0.0.1:6379/0"
+    settings.AGENT_WORKER_CONCURRENCY = 3
+    with pytest.raises(CommandError, match="celery-beat exited"):
+        call_command("serve", "--workers", "2", "--run-workers", "2", "--grace", "0")
+    argvs = [p.argv for p in processes]
+    assert argvs[0][1:4] == ["-m", "uvicorn", "chat.asgi:application"]
+    workers = [a for a in argvs if "worker" in a]
+    assert [a[a.index("--hostname") + 1] for a in workers] == ["runs0@%h", "runs1@%h"]
+    assert all(a[a.index("--concurrency") + 1] == "3" for a in workers)
+    assert sum("beat" in a for a in argvs) == 1
+    # The beat exiting stopped every other process.
+    assert all(p.terminated for p in processes if "beat" not in p.argv)
+
+
+def test_thread_runner_starts_only_the_web_workers(processes, settings, monkeypatch):
+    settings.AGENT_RUNNER = "thread"
+    reaped = []
+    monkeypatch.setattr(serve_module.Command, "_reap", lambda self: reaped.append(1))
+
+    def web_dies(self):
+        self.returncode = 3
+        return 3
+
+    monkeypatch.setattr(FakeProcess, "poll", web_dies)
+    with pytest.raises(CommandError, match="web exited"):
+        call_command("serve", "--workers", "1", "--grace", "0")
+    assert [p.argv[2] for p in processes] == ["uvicorn"]
+    assert reaped == [1]  # without Celery, serve fails dead runs itself
