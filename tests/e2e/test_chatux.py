@@ -249,18 +249,16 @@ def test_enter_on_an_option_moves_focus_to_the_next_question(page, server):
     page.locator('.ask[data-field="knee_side"]').get_by_role("button", name="Left knee").focus()
     page.keyboard.press("Enter")
     expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_be_visible()
-    page.wait_for_function(
-        "document.activeElement && document.activeElement.closest"
-        "('.ask[data-field=\"pain_level\"]') !== null",
-        timeout=5000,
+    # (a locator, not wait_for_function: the page's CSP forbids eval)
+    expect(page.locator('.ask[data-field="pain_level"]:focus-within')).to_have_count(
+        1, timeout=5000
     )
     # answering the last open question: focus follows to the next question when it arrives
     page.keyboard.press("Tab")  # "Mild pain"
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        "document.activeElement && document.activeElement.closest"
-        "('.ask[data-field=\"pain_score\"]') !== null",
-        timeout=TIMEOUT,
+    # (a locator, not wait_for_function: the page's CSP forbids eval)
+    expect(page.locator('.ask[data-field="pain_score"]:focus-within')).to_have_count(
+        1, timeout=TIMEOUT
     )
     # ... but never steals it while the person types elsewhere
     page.click("#id_content")
