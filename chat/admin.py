@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils import translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
@@ -10,29 +12,21 @@ from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
 from questionnaires.conversation import message_item
 
+admin.site.site_header = _("Questionnaire chat · administration")
+admin.site.site_title = _("Questionnaire chat admin")
+admin.site.index_title = _("Conversations, runs and answers")
 
-class MessageInline(admin.StackedInline):
-    model = Message
-    extra = 0
-    ordering = ("seq",)
-    fields = (
-        ("seq", "role", "hidden", "readonly", "run"),
-        ("content", "preview"),
-        "display_content",
-        ("tool_calls", "tool_call_id"),
-        "metadata",
-    )
-    readonly_fields = ("preview",)
-    show_change_link = True
+# A conversation's page shows its latest messages read-only; the full list is the
+# (paginated, filterable) message changelist.
+TRANSCRIPT_LIMIT = 50
 
-    @admin.display(description=_("Rendered preview"))
-    def preview(self, obj: Message) -> str:
-        if obj.pk is None:
-            return "—"
-        marker = format_html("<p><strong>{}</strong></p>", _("HIDDEN")) if obj.hidden else ""
-        return format_html(
-            '{}<div class="qc-admin-preview">{}</div>', marker, message_item(obj).html
-        )
+
+def _preview(message: Message, language: str) -> str:
+    """A message rendered as the chat renders it, in the conversation's language."""
+    with translation.override(language):
+        html = message_item(message).html
+    marker = format_html("<p><strong>{}</strong></p>", _("HIDDEN")) if message.hidden else ""
+    return format_html('{}<div class="qc-admin-preview">{}</div>', marker, html)
 
 
 class RunInline(admin.TabularInline):
@@ -56,8 +50,41 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ("id", "title", "owner", "agent", "language", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
-    readonly_fields = ("created_at", "updated_at", "consultation_state")
-    inlines = [MessageInline, RunInline]
+    readonly_fields = ("created_at", "updated_at", "consultation_state", "transcript")
+    inlines = [RunInline]
+
+    @admin.display(description=_("Messages"))
+    def transcript(self, obj: Conversation) -> str:
+        """The latest messages in order, hidden ones marked, each rendered; read-only."""
+        total = obj.messages.count()
+        latest = list(obj.messages.order_by("-seq")[:TRANSCRIPT_LIMIT])[::-1]
+        url = reverse("admin:chat_message_changelist") + f"?conversation__id__exact={obj.pk}"
+        rows = format_html_join(
+            "",
+            '<tr><td>#{}</td><td>{}</td><td>{}</td><td><a href="{}">{}</a></td></tr>',
+            (
+                (
+                    m.seq,
+                    m.get_role_display(),
+                    _preview(m, obj.language),
+                    reverse("admin:chat_message_change", args=[m.pk]),
+                    _("open"),
+                )
+                for m in latest
+            ),
+        )
+        more = (
+            format_html(
+                '<p>{} <a href="{}">{}</a></p>',
+                _("Showing the latest %(n)s of %(total)s messages.")
+                % {"n": len(latest), "total": total},
+                url,
+                _("All messages"),
+            )
+            if total > len(latest)
+            else ""
+        )
+        return format_html('{}<table class="qc-admin-transcript">{}</table>', more, rows)
 
     @admin.display(description=_("Consultation state"))
     def consultation_state(self, obj: Conversation) -> str:
@@ -90,7 +117,7 @@ class ConversationAdmin(admin.ModelAdmin):
 @admin.register(Message)
 class MessageAdmin(admin.ModelAdmin):
     list_display = ("id", "conversation", "seq", "role", "hidden", "readonly", "short")
-    list_filter = ("role", "hidden", "readonly")
+    list_filter = ("role", "hidden", "readonly", "conversation")
     search_fields = ("content", "display_content", "tool_call_id")
     list_select_related = ("conversation",)
     readonly_fields = ("preview", "created_at")
@@ -101,7 +128,7 @@ class MessageAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("Rendered preview"))
     def preview(self, obj: Message) -> str:
-        return message_item(obj).html if obj.pk else "—"
+        return _preview(obj, obj.conversation.language) if obj.pk else "—"
 
 
 class RunAttemptInline(admin.TabularInline):

@@ -54,7 +54,8 @@ def test_conversation_change_page_shows_messages_in_order(admin_client, talk):
     # the hidden message (and only it) is marked in its preview
     assert html.count("<strong>HIDDEN</strong>") == 1
     marker = html.index("<strong>HIDDEN</strong>")
-    assert positions[1] < marker < positions[2]  # in the second message's preview
+    assert positions[0] < marker < positions[1]  # heading the second message's preview
+    assert 'name="messages-0-content"' not in html  # read-only: no 5,800 px of forms
     # the rendered preview is Markdown rendered to HTML
     assert '<div class="qc-admin-preview">' in html
     assert "<strong>bold first</strong>" in html
@@ -118,3 +119,19 @@ def test_run_page_lists_its_attempts_and_workers(admin_client, talk):
     assert "Worker lost" in html and "msg-1" in html
     listing = admin_client.get("/admin/chat/run/").content.decode()
     assert "runs0@web-2:77" in listing
+
+
+def test_a_long_conversation_shows_its_latest_messages_and_links_the_rest(admin_client, talk):
+    from chat import admin as chat_admin
+
+    for n in range(chat_admin.TRANSCRIPT_LIMIT):
+        message_create(conversation=talk, role="user", content=f"later {n}")
+    html = admin_client.get(f"/admin/chat/conversation/{talk.pk}/change/").content.decode()
+    assert "first: " not in html and f"later {chat_admin.TRANSCRIPT_LIMIT - 1}" in html
+    assert f"/admin/chat/message/?conversation__id__exact={talk.pk}" in html
+    listed = admin_client.get("/admin/chat/message/", {"conversation__id__exact": talk.pk})
+    assert listed.status_code == 200
+
+
+def test_the_admin_is_branded(admin_client):
+    assert "Questionnaire chat" in admin_client.get("/admin/").content.decode()
