@@ -8,6 +8,7 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import OperationalError
 
 from chat import fanout
 from chat.services import event_emit
@@ -40,10 +41,17 @@ class Reader:
         self.task = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
-        async for chunk in self.stream:
-            if chunk.startswith(b"retry:"):
-                self.connected.set()
-            self.frames.extend(_frames(chunk))
+        try:
+            async for chunk in self.stream:
+                if chunk.startswith(b"retry:"):
+                    self.connected.set()
+                self.frames.extend(_frames(chunk))
+        finally:
+            self.connected.set()  # a stream that failed to open fails its test at once
+
+    def check(self) -> None:
+        if self.task.done() and not self.task.cancelled() and self.task.exception():
+            raise self.task.exception()  # type: ignore[misc]
 
     @property
     def ids(self) -> list[int]:
@@ -52,6 +60,7 @@ class Reader:
     async def until(self, count: int, timeout: float = 5.0) -> list[int]:
         async def wait() -> None:
             while len(self.frames) < count:
+                self.check()
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(wait(), timeout)
@@ -70,6 +79,8 @@ async def _open(conversation_id: int, count: int, last_event_id: int = 0) -> lis
         for _ in range(count)
     ]
     await asyncio.wait_for(asyncio.gather(*(r.connected.wait() for r in readers)), 10)
+    for reader in readers:
+        reader.check()
     return readers
 
 
@@ -171,7 +182,16 @@ async def test_streams_joining_a_busy_conversation_miss_nothing(conversation):
     async def emitter() -> list[int]:
         ids = []
         for n in range(30):
-            ids.append((await emit(conversation_id=conversation.pk, name="t", data={"n": n})).id)
+            for _attempt in range(50):
+                try:
+                    event = await emit(conversation_id=conversation.pk, name="t", data={"n": n})
+                    break
+                except OperationalError as exc:
+                    # The in-memory test database (SQLite shared cache) refuses a write
+                    # while a stream reads, where a file database in WAL mode would not.
+                    assert "locked" in str(exc)
+                    await asyncio.sleep(0.01)
+            ids.append(event.id)
             await asyncio.sleep(0.005)
         return ids
 
