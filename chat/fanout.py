@@ -15,7 +15,8 @@ Why nothing is lost (events are rows; wake-ups only say "look"):
   after its replay is read by the feed while the listener is there; frames it already has
   are skipped by id.
 - A wake-up can be lost (a full channel, a Redis blip, an expired group). Every
-  SSE_KEEPALIVE_SECONDS one query per process looks for feeds with events past their cursor.
+  SSE_KEEPALIVE_SECONDS one query per process looks for feeds with events past their cursor
+  (the same tick sends every stream its keep-alive comment: one timer, not one per stream).
 - A listener whose inbox overflows (a client that reads too slowly) drops its inbox and
   catches up from the database by its own cursor.
 
@@ -53,8 +54,8 @@ T = TypeVar("T")
 Frame = tuple[int, bytes]  # (event id, the rendered SSE frame)
 PAGE = 500  # events per database read
 INBOX_LIMIT = 2000  # frames a listener may have pending before it catches up from the database
-GROUP_REFRESH_SECONDS = 3600.0
-LOCKED_RETRIES = 40  # tries of a read that found a table locked, 5 ms apart  # re-join groups well before the layers' 1-day group expiry
+GROUP_REFRESH_SECONDS = 3600.0  # re-join groups well before the layers' 1-day group expiry
+LOCKED_RETRIES = 40  # tries of a read that found a table locked, 5 ms apart
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sse-db")
 _hub: Hub | None = None
@@ -310,7 +311,8 @@ class Hub:
             _raise_fd_limit(settings.SSE_MAX_STREAMS)
             self.channel = await self.layer.new_channel()
         except Exception as exc:
-            self._started = None
+            if self._started is started:
+                self._started = None  # the next stream tries again
             started.set_exception(exc)
             started.exception()
             return

@@ -48,7 +48,9 @@ View = tuple[Callable[..., Awaitable[HttpResponseBase]], tuple[Any, ...], dict[s
 
 def match(scope: Scope) -> View | None:
     """The stream view for this request and its arguments, or None (Django serves it)."""
-    path = scope.get("path", "")
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]  # what Django resolves (its path_info)
     if scope.get("method") != "GET" or not path.endswith("/events"):
         return None
     try:
