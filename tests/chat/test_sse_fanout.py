@@ -8,6 +8,7 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer
 from django.db import OperationalError
 
 from chat import fanout
@@ -84,6 +85,15 @@ async def _open(conversation_id: int, count: int, last_event_id: int = 0) -> lis
     return readers
 
 
+async def _group_members(layer, group: str) -> list[str]:
+    """The channels in a channel-layer group (one per process with open streams)."""
+    if isinstance(layer, InMemoryChannelLayer):
+        return list(layer.groups.get(group, {}))
+    key = layer._group_key(group)  # channels_redis: a sorted set of channel names
+    members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
+    return [m.decode() for m in members]
+
+
 @pytest.fixture
 def feed_reads(monkeypatch):
     """Counts the fan-out's database reads (not the streams' own replays)."""
@@ -99,9 +109,15 @@ def feed_reads(monkeypatch):
 
 
 async def test_many_streams_get_an_event_from_one_read(conversation, feed_reads):
+    from channels.layers import get_channel_layer
+
+    group = f"conversation-{conversation.pk}"
+    before = set(await _group_members(get_channel_layer(), group))  # (Redis: earlier runs')
     readers = await _open(conversation.pk, 50)
     hub = fanout._hub
     assert hub is not None and hub.open == 50 and len(hub.feeds) == 1
+    # One member of the conversation's group for this process, not one per stream.
+    assert set(await _group_members(hub.layer, group)) - before == {hub.channel}
 
     event = await emit(conversation_id=conversation.pk, name="message_done", data={"n": 1})
     for reader in readers:
