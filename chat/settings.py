@@ -186,17 +186,30 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Each process's stream fan-out (chat/fanout.py) gets every wake-up of its conversations on
+# one process-specific channel: room for a burst. (A full channel drops wake-ups; the
+# periodic check then delivers those events up to SSE_KEEPALIVE_SECONDS late.)
+STREAM_CHANNEL_CAPACITY = {"specific.*": 10_000}
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             # Groups fan out stream wake-ups to every web process (agent runs go
             # through Celery, not the channel layer).
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "channel_capacity": STREAM_CHANNEL_CAPACITY,
+            },
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            # (channels 4.3 ignores channel_capacity patterns here; its channels are ours.)
+            "CONFIG": {"capacity": STREAM_CHANNEL_CAPACITY["specific.*"]},
+        }
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

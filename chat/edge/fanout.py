@@ -15,7 +15,8 @@ Why nothing is lost (events are rows; wake-ups only say "look"):
   after its replay is read by the feed while the listener is there; frames it already has
   are skipped by id.
 - A wake-up can be lost (a full channel, a Redis blip, an expired group). Every
-  SSE_KEEPALIVE_SECONDS one query per process looks for feeds with events past their cursor.
+  SSE_KEEPALIVE_SECONDS one query per process looks for feeds with events past their cursor
+  (the same tick sends every stream its keep-alive comment: one timer, not one per stream).
 - A listener whose inbox overflows (a client that reads too slowly) drops its inbox and
   catches up from the database by its own cursor.
 
@@ -30,13 +31,14 @@ import asyncio
 import contextvars
 import logging
 import resource
+import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import connections
+from django.db import OperationalError, connections
 
 from chat.core.realtime import conversation_group, register_stream_loop
 from chat.edge.stream_selectors import (
@@ -53,6 +55,7 @@ Frame = tuple[int, bytes]  # (event id, the rendered SSE frame)
 PAGE = 500  # events per database read
 INBOX_LIMIT = 2000  # frames a listener may have pending before it catches up from the database
 GROUP_REFRESH_SECONDS = 3600.0  # re-join groups well before the layers' 1-day group expiry
+LOCKED_RETRIES = 40  # tries of a read that found a table locked, 5 ms apart
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sse-db")
 _hub: Hub | None = None
@@ -308,7 +311,8 @@ class Hub:
             _raise_fd_limit(settings.SSE_MAX_STREAMS)
             self.channel = await self.layer.new_channel()
         except Exception as exc:
-            self._started = None
+            if self._started is started:
+                self._started = None  # the next stream tries again
             started.set_exception(exc)
             started.exception()
             return
@@ -333,7 +337,7 @@ class Hub:
                 logger.warning("channel layer receive failed", exc_info=True)
                 await asyncio.sleep(1)
                 continue
-            feed = self.feeds.get(message.get("conversation"))  # type: ignore[arg-type]
+            feed = self.feeds.get(message.get("conversation", 0))
             if feed is not None:
                 feed.note(int(message.get("id", 0)))
 
@@ -375,7 +379,16 @@ def _db_call(function: Callable[..., T], kwargs: dict[str, Any]) -> T:
     a SQLite one stays open (reopening it costs about a millisecond) unless it failed.
     """
     try:
-        return function(**kwargs)
+        for attempt in range(LOCKED_RETRIES):
+            try:
+                return function(**kwargs)
+            except OperationalError as exc:
+                # SQLite's shared-cache mode (the in-memory test database) reports a
+                # writer's table lock at once instead of waiting like a file database.
+                if "locked" not in str(exc) or attempt == LOCKED_RETRIES - 1:
+                    raise
+                time.sleep(0.005)
+        raise AssertionError("unreachable")
     finally:
         for connection in connections.all(initialized_only=True):
             if connection.vendor != "sqlite" or connection.errors_occurred:

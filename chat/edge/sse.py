@@ -19,7 +19,7 @@ import logging
 import math
 import random
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import SyncToAsync
@@ -110,7 +110,7 @@ class EventStreamResponse(StreamingHttpResponse):
     """A conversation's stream. `frames` is its generator of finished SSE frames, which
     `chat.edge.stream_asgi` sends as they are (Django's wrappers copy every frame)."""
 
-    def __init__(self, frames: AsyncIterator[bytes]) -> None:
+    def __init__(self, frames: AsyncGenerator[bytes, None]) -> None:
         super().__init__(frames, content_type="text/event-stream; charset=utf-8")
         self.frames = frames
         self["Cache-Control"] = "no-cache, no-transform"
@@ -135,7 +135,7 @@ async def _open(
     last_event_id: int,
     authorize: Callable[[], Refusal | None] | None = None,
     keepalive: float | None = None,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     hub = fanout.hub(_render)
     try:
         listener = hub.reserve()
@@ -178,7 +178,7 @@ async def _frames(
     replay: list[EventRow],
     cursor: int,
     keepalive: float | None,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     try:
         _release_request_thread()
         # Tell EventSource how long to wait before reconnecting, then catch up.

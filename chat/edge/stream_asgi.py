@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import io
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from django.contrib.sessions.middleware import SessionMiddleware
@@ -48,7 +48,9 @@ View = tuple[Callable[..., Awaitable[HttpResponseBase]], tuple[Any, ...], dict[s
 
 def match(scope: Scope) -> View | None:
     """The stream view for this request and its arguments, or None (Django serves it)."""
-    path = scope.get("path", "")
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]  # what Django resolves (its path_info)
     if scope.get("method") != "GET" or not path.endswith("/events"):
         return None
     try:
@@ -71,7 +73,7 @@ async def serve(view: View, scope: Scope, receive: Receive, send: Send) -> None:
 
 async def _response(
     view: View, scope: Scope
-) -> tuple[dict[str, Any], bytes | AsyncIterator[bytes]]:
+) -> tuple[dict[str, Any], bytes | AsyncGenerator[bytes, None]]:
     """Run the view; return the response's start message and its body (bytes or frames)."""
     func, args, kwargs = view
     request = ASGIRequest(scope, io.BytesIO())
@@ -97,25 +99,30 @@ async def _response(
     return start, response.content
 
 
-def _noop(request: HttpRequest) -> None:
-    return None
+_GO_ON = HttpResponse()  # what the "rest of the stack" answers the middleware we borrow
+
+
+def _go_on(request: HttpRequest) -> HttpResponse:
+    return _GO_ON
 
 
 def _before(request: HttpRequest) -> HttpResponseBase | None:
     """The request side of the middleware the stream views rely on."""
     request.get_host()  # raises DisallowedHost like CommonMiddleware would
-    refusal = SecurityMiddleware(_noop).process_request(request)
-    refusal = refusal or SkillTokenScopeMiddleware(_noop)(request)
-    if refusal is not None:
+    redirect = SecurityMiddleware(_go_on).process_request(request)
+    if redirect is not None:
+        return redirect
+    refusal: HttpResponseBase = SkillTokenScopeMiddleware(_go_on)(request)
+    if refusal is not _GO_ON:
         return refusal
     # LocaleMiddleware's choice (cookie, Accept-Language); these URLs have no language prefix.
     translation.activate(translation.get_language_from_request(request))
     request.LANGUAGE_CODE = translation.get_language()
-    SessionMiddleware(_noop).process_request(request)  # lazy: loaded only if a view asks
+    SessionMiddleware(_go_on).process_request(request)  # lazy: loaded only if a view asks
     return None
 
 
-def _after(request: HttpRequest, response: HttpResponseBase) -> None:
+def _after(request: HttpRequest, response: Any) -> None:
     """The response side: security headers, language, `Vary: Cookie` for a read session."""
     session = getattr(request, "session", None)
     if session is not None and session.accessed:
@@ -123,11 +130,11 @@ def _after(request: HttpRequest, response: HttpResponseBase) -> None:
     if hasattr(request, "LANGUAGE_CODE"):
         patch_vary_headers(response, ("Accept-Language",))
         response.headers.setdefault("Content-Language", request.LANGUAGE_CODE)
-    SecurityMiddleware(_noop).process_response(request, response)
-    XFrameOptionsMiddleware(_noop).process_response(request, response)
+    SecurityMiddleware(_go_on).process_response(request, response)
+    XFrameOptionsMiddleware(_go_on).process_response(request, response)
 
 
-async def _stream(frames: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
+async def _stream(frames: AsyncGenerator[bytes, None], receive: Receive, send: Send) -> None:
     """Send the frames until they end or the client goes (then the stream is cancelled,
     which ends its generator and frees its slot)."""
     task = asyncio.current_task()
@@ -143,7 +150,7 @@ async def _stream(frames: AsyncIterator[bytes], receive: Receive, send: Send) ->
 
     watcher = asyncio.ensure_future(watch())
     try:
-        async with contextlib.aclosing(frames):  # type: ignore[type-var]
+        async with contextlib.aclosing(frames):
             async for frame in frames:
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
         await send({"type": "http.response.body", "body": b""})

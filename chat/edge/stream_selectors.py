@@ -82,7 +82,8 @@ _STATEMENTS: dict[str, dict[str, str]] = {}
 def _fetch(statement: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(_statements()[statement], params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
 
 
 def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal | None:

@@ -8,6 +8,8 @@ import json
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer
+from django.db import OperationalError
 
 from chat.core.services import event_emit
 from chat.edge import fanout
@@ -40,10 +42,17 @@ class Reader:
         self.task = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
-        async for chunk in self.stream:
-            if chunk.startswith(b"retry:"):
-                self.connected.set()
-            self.frames.extend(_frames(chunk))
+        try:
+            async for chunk in self.stream:
+                if chunk.startswith(b"retry:"):
+                    self.connected.set()
+                self.frames.extend(_frames(chunk))
+        finally:
+            self.connected.set()  # a stream that failed to open fails its test at once
+
+    def check(self) -> None:
+        if self.task.done() and not self.task.cancelled() and self.task.exception():
+            raise self.task.exception()  # type: ignore[misc]
 
     @property
     def ids(self) -> list[int]:
@@ -52,6 +61,7 @@ class Reader:
     async def until(self, count: int, timeout: float = 5.0) -> list[int]:
         async def wait() -> None:
             while len(self.frames) < count:
+                self.check()
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(wait(), timeout)
@@ -70,7 +80,18 @@ async def _open(conversation_id: int, count: int, last_event_id: int = 0) -> lis
         for _ in range(count)
     ]
     await asyncio.wait_for(asyncio.gather(*(r.connected.wait() for r in readers)), 10)
+    for reader in readers:
+        reader.check()
     return readers
+
+
+async def _group_members(layer, group: str) -> list[str]:
+    """The channels in a channel-layer group (one per process with open streams)."""
+    if isinstance(layer, InMemoryChannelLayer):
+        return list(layer.groups.get(group, {}))
+    key = layer._group_key(group)  # channels_redis: a sorted set of channel names
+    members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
+    return [m.decode() for m in members]
 
 
 @pytest.fixture
@@ -88,9 +109,15 @@ def feed_reads(monkeypatch):
 
 
 async def test_many_streams_get_an_event_from_one_read(conversation, feed_reads):
+    from channels.layers import get_channel_layer
+
+    group = f"conversation-{conversation.pk}"
+    before = set(await _group_members(get_channel_layer(), group))  # (Redis: earlier runs')
     readers = await _open(conversation.pk, 50)
     hub = fanout._hub
     assert hub is not None and hub.open == 50 and len(hub.feeds) == 1
+    # One member of the conversation's group for this process, not one per stream.
+    assert set(await _group_members(hub.layer, group)) - before == {hub.channel}
 
     event = await emit(conversation_id=conversation.pk, name="message_done", data={"n": 1})
     for reader in readers:
@@ -171,7 +198,16 @@ async def test_streams_joining_a_busy_conversation_miss_nothing(conversation):
     async def emitter() -> list[int]:
         ids = []
         for n in range(30):
-            ids.append((await emit(conversation_id=conversation.pk, name="t", data={"n": n})).id)
+            for _attempt in range(50):
+                try:
+                    event = await emit(conversation_id=conversation.pk, name="t", data={"n": n})
+                    break
+                except OperationalError as exc:
+                    # The in-memory test database (SQLite shared cache) refuses a write
+                    # while a stream reads, where a file database in WAL mode would not.
+                    assert "locked" in str(exc)
+                    await asyncio.sleep(0.01)
+            ids.append(event.id)
             await asyncio.sleep(0.005)
         return ids
 

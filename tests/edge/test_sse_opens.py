@@ -229,3 +229,72 @@ async def test_token_use_is_recorded_at_most_once_a_minute(app, conversation, to
     assert await ApiToken.objects.values_list("last_used_at", flat=True).aget() == stamp
     await first.disconnect()
     await second.disconnect()
+
+
+@pytest.fixture
+def stream_queries(monkeypatch):
+    """The SQL each database call of the fan-out runs (on its own threads)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    calls: list[list[str]] = []
+    original = fanout._db_call
+
+    def counting(function, kwargs):
+        with CaptureQueriesContext(connection) as captured:
+            try:
+                return original(function, kwargs)
+            finally:
+                calls.append([q["sql"] for q in captured.captured_queries])
+
+    monkeypatch.setattr(fanout, "_db_call", counting)
+    return calls
+
+
+async def test_an_api_stream_open_costs_two_queries(app, conversation, token, stream_queries):
+    auth = {"Authorization": f"Bearer {token}"}
+    first = AsgiCall(app, _api(conversation.pk), auth)  # also starts the conversation's feed
+    assert await first.started() == 200
+    stream_queries.clear()
+    second = AsgiCall(app, _api(conversation.pk), auth)
+    assert await second.started() == 200
+    # token + user + ownership in one query, then the replay
+    assert [len(call) for call in stream_queries] == [1, 1]
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_a_page_stream_open_costs_four_queries(
+    app, async_client, user, conversation, stream_queries
+):
+    await async_client.aforce_login(user)
+    cookie = {"Cookie": f"sessionid={async_client.cookies['sessionid'].value}"}
+    first = AsgiCall(app, f"/conversations/{conversation.pk}/events", cookie)
+    assert await first.started() == 200
+    stream_queries.clear()
+    second = AsgiCall(app, f"/conversations/{conversation.pk}/events", cookie)
+    assert await second.started() == 200
+    assert [len(call) for call in stream_queries] == [3, 1]  # session, user, ownership; replay
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_idle_streams_cost_one_query_per_tick_per_process(
+    app, user, conversation, token, stream_queries, settings
+):
+    from chat.core.services import conversation_create
+
+    settings.SSE_KEEPALIVE_SECONDS = 0.1
+    other = await sync_to_async(conversation_create)(owner=user, agent="echo")
+    auth = {"Authorization": f"Bearer {token}"}
+    calls = [AsgiCall(app, _api(cid), auth) for cid in [conversation.pk, other.pk] * 10]
+    for call in calls:
+        assert await call.started() == 200
+    stream_queries.clear()
+    await asyncio.sleep(0.55)
+    # Only the periodic check ran: one query for both conversations' 20 idle streams.
+    assert 3 <= len(stream_queries) <= 6
+    assert all(len(call) == 1 for call in stream_queries)
+    assert all(call.body.count(b": keep-alive") >= 3 for call in calls)
+    for call in calls:
+        await call.disconnect()
