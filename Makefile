@@ -46,7 +46,7 @@ load: $(STAMP)
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)
-	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --no-obsolete
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=screenshots --no-obsolete
 	$(PY) manage.py compilemessages --ignore=.venv
 
 # PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/.

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from chat.core.errors import NotFound
 from chat.core.identity import RunIdentity
-from chat.core.models import Conversation, Event, Message, Role, Run, RunStatus
+from chat.core.models import Conversation, Message, Role, Run, RunStatus
 
 
 def conversation_list_for_user(*, user) -> QuerySet[Conversation]:
@@ -58,14 +58,6 @@ def message_latest_visible_assistant_seq(*, conversation: Conversation) -> int |
     if latest is None or latest[1] != Role.ASSISTANT:
         return None
     return latest[0]
-
-
-def event_list_after(*, conversation_id: int, after_id: int, limit: int = 500) -> list[Event]:
-    return list(
-        Event.objects.filter(conversation_id=conversation_id, id__gt=after_id).order_by("id")[
-            :limit
-        ]
-    )
 
 
 def run_active(*, conversation: Conversation) -> Run | None:
