@@ -12,8 +12,9 @@ own settings (the other bench modules set Django up in this process).
 - `adversarial_split_render_seconds`: a message cut into many Markdown segments, each
   under the per-call budget: ``render_message`` gives all the segments of a message one
   ``MarkdownBudget``, so the message as a whole stays bounded.
-- `markdown_budget_overhead_ratio`: ``markdown_to_html`` (budgeted) against plain
-  markdown-it ``js-default`` on the realistic corpus of ``bench_protocol``.
+- `markdown_budget_overhead_ratio`: ``markdown_to_html`` (budgeted) against the same
+  renderer without the budget (``chat.rendering.renderer(budget=False)``: links, Pygments
+  code blocks, tables alike) on the realistic corpus of ``bench_protocol``.
 
 Run it alone: ``python -m bench bench_adversarial``.  Not a unit test.
 """
@@ -161,10 +162,9 @@ def _child() -> dict[str, Any]:
     import django
 
     django.setup()
-    from markdown_it import MarkdownIt
 
     from bench.corpus import realistic_messages
-    from chat.rendering import MarkdownBudget, markdown_to_html
+    from chat.rendering import MarkdownBudget, markdown_to_html, renderer
     from questionnaires.inline.presenter import MessageInput, MessageState
     from questionnaires.inline.render import render_message
     from questionnaires.protocol import parse_message
@@ -190,7 +190,7 @@ def _child() -> dict[str, Any]:
     split = split_message()
     split_time = _best(lambda: render("assistant", split))
 
-    plain_md = MarkdownIt("js-default").enable("table").enable("strikethrough")
+    plain_md = renderer(budget=False)  # the same rules (links, Pygments, tables), no budget
     corpus = realistic_messages()
     plain = budgeted = float("inf")
     for _ in range(5):  # alternate, so a burst of machine load hits both alike

@@ -159,12 +159,15 @@ def _table_close(
     return self.renderToken(tokens, idx, options, env) + "</div>\n"
 
 
-def _build() -> MarkdownIt:
+def renderer(*, budget: bool = True) -> MarkdownIt:
+    """The chat's markdown-it setup; `budget=False` leaves out the step counter (the
+    benchmark of what the budget itself costs)."""
     md = MarkdownIt("js-default").enable("table").enable("strikethrough")
     md.add_render_rule("link_open", _link_open)
-    alt = ["paragraph", "reference", "blockquote", "list"]
-    md.block.ruler.before("table", "budget", _block_step, {"alt": alt})
-    md.inline.ruler.before("text", "budget", _inline_step)
+    if budget:
+        alt = ["paragraph", "reference", "blockquote", "list"]
+        md.block.ruler.before("table", "budget", _block_step, {"alt": alt})
+        md.inline.ruler.before("text", "budget", _inline_step)
     md.add_render_rule("fence", _fence)
     md.add_render_rule("code_block", _code_block)
     md.add_render_rule("table_open", _table_open)
@@ -172,7 +175,7 @@ def _build() -> MarkdownIt:
     return md
 
 
-_MD = _build()
+_MD = renderer()
 
 
 def _escaped(text: str) -> SafeString:
