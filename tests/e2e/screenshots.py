@@ -166,8 +166,7 @@ from django.contrib.auth.models import User
 from chat.models import Conversation
 from chat.core.services import conversation_create, message_create
 from questionnaires.asks.services import ask_create, structured_answer_submit
-from questionnaires.inline.views import PORT
-from questionnaires.inline.services import questionnaire_submit
+from questionnaires.inline.services import questionnaire_answer
 spec = json.loads({spec!r})
 user = User.objects.get(username="ann")
 out = {{}}
@@ -179,9 +178,9 @@ def conv(title, agent):
 c = conv(spec["titles"]["cards"], "external")
 message_create(conversation=c, role="user", content=spec["hello"])
 m1 = message_create(conversation=c, role="assistant", content=spec["trip"])
-questionnaire_submit(conversation=c, message_id=m1.pk, questionnaire_id=f"{{m1.pk}}_q1",
+questionnaire_answer(conversation=c, message_id=m1.pk, questionnaire_id=f"{{m1.pk}}_q1",
     answers={{"q1": "__questionnaire_other__", "q2": ["Train", "Car"] if lang == "en" else ["火车", "汽车"],
-             "q3": spec["multiline"]}}, other_text={{"q1": spec["other"]}}, user=user, lang=lang, port=PORT)
+             "q3": spec["multiline"]}}, other_text={{"q1": spec["other"]}}, user=user, lang=lang)
 message_create(conversation=c, role="assistant", content=spec["markdown"])
 message_create(conversation=c, role="assistant", content=spec["trip"].replace("```questionnaire", "```questionnaire", 1))
 out["cards"] = c.pk
