@@ -138,6 +138,20 @@ def bad_token_record(request: HttpRequest) -> None:
         cache.set(key, 1, timeout=60)
 
 
+def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
+    """What every JSON endpoint checks once the caller is known: an allowed method
+    (405 `method_not_allowed`) and a body that can be read (see `request_problem`)."""
+    refused = request_problem(request) if request.method == "POST" else None
+    if refused is not None:
+        raise refused
+    if request.method not in methods:
+        raise ChatError(
+            "method_not_allowed",
+            _("Method %(method)s is not allowed here.") % {"method": request.method},
+            status=405,
+        )
+
+
 def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a JSON API view: bearer auth, allowed methods, errors as JSON.
 
@@ -166,15 +180,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
                         status=401,
                     )
                 request.user = user
-                refused = request_problem(request) if request.method == "POST" else None
-                if refused is not None:
-                    raise refused
-                if request.method not in methods:
-                    raise ChatError(
-                        "method_not_allowed",
-                        _("Method %(method)s is not allowed here.") % {"method": request.method},
-                        status=405,
-                    )
+                request_check(request, methods)
                 return view(request, *args, **kwargs)
             except ChatError as error:
                 return error_response(error)

@@ -12,11 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.core.errors import ChatError
-from chat.core.http import error_response, request_problem
+from chat.core.http import error_response, request_check
 from chat.skills import services as skills
 
 
@@ -27,15 +26,7 @@ def skill_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Calla
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
                 request.user = skills.skill_auth_user(request)
-                refused = request_problem(request) if request.method == "POST" else None
-                if refused is not None:
-                    raise refused
-                if request.method not in methods:
-                    raise ChatError(
-                        "method_not_allowed",
-                        _("Method %(method)s is not allowed here.") % {"method": request.method},
-                        status=405,
-                    )
+                request_check(request, methods)
                 response: HttpResponse = view(request, *args, **kwargs)
                 return response
             except ChatError as error:
