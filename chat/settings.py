@@ -92,6 +92,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     # Too large, broken or NUL-carrying form posts get a 400/413 before anything reads them.
     "chat.core.http.RequestGuardMiddleware",
+    # A view whose database connection died under it runs once more (chat/core/dbfaults.py).
+    "chat.core.dbfaults.ConnectionLossRetryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -175,6 +177,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Under ASGI every request runs in its own thread, so per-thread persistent
     # connections would pile up; a bounded psycopg pool per process keeps the count
     # predictable (workers x DB_POOL_MAX_SIZE must stay below max_connections).
+    # A kept (or pooled) connection is checked before it is reused: one the server dropped
+    # (a restart, pg_terminate_backend) is replaced, never given to a view.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     pool_max = int(os.environ.get("DB_POOL_MAX_SIZE", "10"))
     if pool_max > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -188,7 +193,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 # Each process's stream fan-out (chat/fanout.py) gets every wake-up of its conversations on
 # one process-specific channel: room for a burst. (A full channel drops wake-ups; the
-# periodic check then delivers those events up to SSE_KEEPALIVE_SECONDS late.)
+# periodic check then delivers those events up to SSE_CATCHUP_SECONDS late.)
 STREAM_CHANNEL_CAPACITY = {"specific.*": 10_000}
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -309,8 +314,12 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery
 # it is queued again and resumes (up to AGENT_MAX_ATTEMPTS takes), otherwise it is failed.
-# A queued run nobody picked up within AGENT_QUEUE_TIMEOUT is failed. Failures show Retry.
+# A queued run nobody picked up within AGENT_HANDOFF_TIMEOUT of being handed off lost its
+# hand-off (the web process died before sending it, the broker restarted): it is handed
+# off again, backing off as it keeps waiting; one nobody took within AGENT_QUEUE_TIMEOUT
+# is failed. Failures show Retry.
 AGENT_HEARTBEAT_TIMEOUT = float(os.environ.get("AGENT_HEARTBEAT_TIMEOUT", "30"))
+AGENT_HANDOFF_TIMEOUT = float(os.environ.get("AGENT_HANDOFF_TIMEOUT", "3"))
 AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
 AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
 # The longest a turn may take on one worker (seconds): at the soft limit the run fails
@@ -319,8 +328,9 @@ AGENT_TURN_SOFT_TIME_LIMIT = int(os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", "6
 AGENT_TURN_TIME_LIMIT = int(
     os.environ.get("AGENT_TURN_TIME_LIMIT", str(AGENT_TURN_SOFT_TIME_LIMIT + 30))
 )
-# How often the beat process looks for runs whose worker died (seconds).
-AGENT_REAP_INTERVAL = float(os.environ.get("AGENT_REAP_INTERVAL", "10"))
+# How often the beat process looks for runs whose worker or hand-off was lost (seconds):
+# one indexed query over active runs (the `run_active` partial index).
+AGENT_REAP_INTERVAL = float(os.environ.get("AGENT_REAP_INTERVAL", "2"))
 # Streamed `text_delta` events older than this (seconds) are pruned (the message they
 # built is stored; only a replay older than a day loses the typing animation).
 EVENT_DELTA_MAX_AGE = int(os.environ.get("EVENT_DELTA_MAX_AGE", str(24 * 3600)))
@@ -336,6 +346,10 @@ SKILL_MAX_ARCHIVE_BYTES = int(os.environ.get("SKILL_MAX_ARCHIVE_BYTES", str(10 *
 # SSE keep-alive comment interval (seconds); also how often each process checks for events
 # whose wake-up went missing (one query per process, whatever the number of streams).
 SSE_KEEPALIVE_SECONDS = float(os.environ.get("SSE_KEEPALIVE_SECONDS", "15"))
+# How often each process checks, in one query, whether its open conversations have events
+# their wake-up never announced (a Redis restart, a process that died after its commit):
+# the longest such an event can be late.
+SSE_CATCHUP_SECONDS = float(os.environ.get("SSE_CATCHUP_SECONDS", "2"))
 # Open event streams per process. Beyond it a new stream gets 503 with a jittered
 # Retry-After at once (reconnect storms are shed, not queued). Each stream is a socket: the
 # process lifts its soft open-files limit to SSE_MAX_STREAMS + 1024 when the hard one allows.

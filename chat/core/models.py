@@ -129,13 +129,26 @@ class Run(models.Model):
     # where its turn stands (chat.runs.resume) so the next attempt picks up there.
     attempts = models.PositiveSmallIntegerField(default=0)
     checkpoint = models.JSONField(default=dict, blank=True)
+    # When the run was last handed to an executor (queue message, thread). A run still
+    # queued well after that lost its hand-off (the process died in between, the broker
+    # restarted) and is handed off again by the reaper (chat.runs.heartbeat).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["conversation", "status"], name="run_conv_status")]
+        indexes = [
+            models.Index(fields=["conversation", "status"], name="run_conv_status"),
+            # The reaper looks at active runs only, every few seconds: keep that cheap
+            # however many finished runs there are.
+            models.Index(
+                fields=["status"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="run_active",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Run {self.pk} ({self.status})"

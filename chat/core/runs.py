@@ -21,16 +21,18 @@ _executor: Executor | None = None
 
 
 def run_executor_set(executor: Executor) -> None:
-    """Register `executor(run_id=..., inline=...)`, which starts a committed run."""
+    """Register `executor(run_id=..., inline=..., again=...)`, which starts a committed
+    run (`again`: hand off once more a run that was handed off before)."""
     global _executor
     _executor = executor
 
 
-def run_start(*, run_id: int, inline: bool = False) -> None:
-    """Execute a run per `AGENT_RUNNER` (after commit); `inline=True` runs it now."""
+def run_start(*, run_id: int, inline: bool = False, again: bool = False) -> None:
+    """Execute a run per `AGENT_RUNNER` (after commit); `inline=True` runs it now;
+    `again=True` hands off a run whose earlier hand-off or attempt was lost."""
     if _executor is None:
         raise ImproperlyConfigured("No run executor registered (is the chat app installed?)")
-    _executor(run_id=run_id, inline=inline)
+    _executor(run_id=run_id, inline=inline, again=again)
 
 
 def run_request(*, conversation: Conversation, message: Message | None) -> Run | None:

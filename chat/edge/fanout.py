@@ -14,9 +14,12 @@ Why nothing is lost (events are rows; wake-ups only say "look"):
 - A listener joins its feed *before* it replays from the database, so every event committed
   after its replay is read by the feed while the listener is there; frames it already has
   are skipped by id.
-- A wake-up can be lost (a full channel, a Redis blip, an expired group). Every
-  SSE_KEEPALIVE_SECONDS one query per process looks for feeds with events past their cursor
-  (the same tick sends every stream its keep-alive comment: one timer, not one per stream).
+- A wake-up can be lost (a full channel, a Redis restart, an expired group, a process that
+  died between its commit and its wake-up). Every SSE_CATCHUP_SECONDS one query per
+  process looks for feeds with events past their cursor (one timer, not one per stream;
+  every SSE_KEEPALIVE_SECONDS the same tick sends every stream its keep-alive comment).
+  After the channel layer failed (Redis restarted and forgot the groups), the process
+  joins its groups again as soon as the layer answers.
 - A listener whose inbox overflows (a client that reads too slowly) drops its inbox and
   catches up from the database by its own cursor.
 
@@ -38,8 +41,9 @@ from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import OperationalError, connections
+from django.db import InterfaceError, OperationalError, connections
 
+from chat.core.dbfaults import connection_lost, connections_reset
 from chat.core.realtime import conversation_group, register_stream_loop
 from chat.edge.stream_selectors import (
     EventRow,
@@ -328,23 +332,28 @@ class Hub:
         self._started = None
 
     async def _receive(self) -> None:
+        failed = False
         while True:
             try:
+                if failed:  # the layer may have lost its groups (a Redis restart)
+                    await self._refresh_groups(strict=True)
+                    failed = False
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
             except Exception:  # the sweep covers what is missed meanwhile
                 logger.warning("channel layer receive failed", exc_info=True)
-                await asyncio.sleep(1)
+                failed = True
+                await asyncio.sleep(0.5)
                 continue
             feed = self.feeds.get(message.get("conversation", 0))
             if feed is not None:
                 feed.note(int(message.get("id", 0)))
 
     async def _sweep(self) -> None:
-        refreshed = self.loop.time()
+        refreshed = pinged = self.loop.time()
         while True:
-            await asyncio.sleep(settings.SSE_KEEPALIVE_SECONDS)
+            await asyncio.sleep(min(settings.SSE_CATCHUP_SECONDS, settings.SSE_KEEPALIVE_SECONDS))
             cursors = {cid: feed.cursor for cid, feed in self.feeds.items() if feed.ready.done()}
             if cursors:
                 try:
@@ -356,19 +365,25 @@ class Hub:
                     feed = self.feeds.get(conversation_id)
                     if feed is not None:
                         feed.check()
-            for feed in list(self.feeds.values()):
-                for listener in feed.listeners:
-                    listener.keepalive()
+            if self.loop.time() - pinged >= settings.SSE_KEEPALIVE_SECONDS - 0.01:
+                pinged = self.loop.time()
+                for feed in list(self.feeds.values()):
+                    for listener in feed.listeners:
+                        listener.keepalive()
             if self.loop.time() - refreshed > GROUP_REFRESH_SECONDS:
                 refreshed = self.loop.time()
                 await self._refresh_groups()
 
-    async def _refresh_groups(self) -> None:
+    async def _refresh_groups(self, *, strict: bool = False) -> None:
+        """Join every feed's group again (groups expire; a restarted Redis forgot them).
+        `strict`: raise on the first failure (the layer is still down)."""
         for feed in list(self.feeds.values()):
             if feed.channel:
                 try:
                     await self.layer.group_add(feed.group, feed.channel)
                 except Exception:
+                    if strict:
+                        raise
                     logger.warning("could not re-join %s", feed.group, exc_info=True)
 
 
@@ -382,7 +397,11 @@ def _db_call(function: Callable[..., T], kwargs: dict[str, Any]) -> T:
         for attempt in range(LOCKED_RETRIES):
             try:
                 return function(**kwargs)
-            except OperationalError as exc:
+            except (OperationalError, InterfaceError) as exc:
+                if attempt < 2 and connection_lost(exc):
+                    # A dropped connection (database restart): these are reads, read again.
+                    connections_reset()
+                    continue
                 # SQLite's shared-cache mode (the in-memory test database) reports a
                 # writer's table lock at once instead of waiting like a file database.
                 if "locked" not in str(exc) or attempt == LOCKED_RETRIES - 1:

@@ -7,26 +7,29 @@ import threading
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
+from django.utils import timezone
 
 from chat.core.models import Run, RunStatus
-from chat.runs.heartbeat import run_fail, run_reap_stale
+from chat.runs.heartbeat import run_reap_stale
 from chat.runs.runner import run_execute
 from chat.runs.tasks import run_execute_task
 
 logger = logging.getLogger(__name__)
 
 
-def run_dispatch(*, run_id: int, inline: bool = False) -> None:
+def run_dispatch(*, run_id: int, inline: bool = False, again: bool = False) -> None:
     """Execute the run per AGENT_RUNNER; `inline=True` runs it now, in this request
-    (for offline agents whose turn is instant, so a page without JavaScript shows it).
+    (for offline agents whose turn is instant, so a page without JavaScript shows it);
+    `again=True`: the reaper hands off a run whose hand-off or attempt was lost.
 
     Registered as the core's run executor (`chat.core.runs.run_start`)."""
-    # A run that is still marked running while its worker is gone would look active next
-    # to the new one: fail the conversation's dead runs first.
-    rows = Run.objects.filter(pk=run_id).values_list("conversation_id", flat=True)
-    conversation_id = rows.first()
-    if conversation_id is not None:
-        run_reap_stale(conversation_id=conversation_id)
+    if not again:
+        # A run that is still marked running while its worker is gone would look active
+        # next to the new one: settle the conversation's dead runs first.
+        rows = Run.objects.filter(pk=run_id).values_list("conversation_id", flat=True)
+        conversation_id = rows.first()
+        if conversation_id is not None:
+            run_reap_stale(conversation_id=conversation_id)
     mode = "inline" if inline else settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)
@@ -36,27 +39,30 @@ def run_dispatch(*, run_id: int, inline: bool = False) -> None:
         transaction.on_commit(lambda: _start_thread(run_id))
 
 
-def run_enqueue(*, run_id: int) -> None:
-    """Send the run to the Celery queue; if the broker can't be reached, the run fails
-    at once with a visible reason (and Retry) instead of waiting for the queue timeout."""
+def _handed_off(run_id: int) -> None:
+    """Note the hand-off: a run still queued well after it was lost on the way (the
+    reaper hands it off again, chat.runs.heartbeat)."""
+    Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(dispatched_at=timezone.now())
 
+
+def run_enqueue(*, run_id: int) -> None:
+    """Send the run to the Celery queue. If the broker can't be reached (restarting, say),
+    the run stays queued: the reaper sends it again once the broker is back, and fails it
+    visibly (`queue_timeout`, with Retry) if that takes longer than AGENT_QUEUE_TIMEOUT."""
+    _handed_off(run_id)
     try:
-        run_execute_task.apply_async(args=(run_id,), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
-    except Exception as exc:
-        logger.exception("could not queue run %s", run_id)
-        run = Run.objects.filter(pk=run_id).only("conversation_id").first()
-        if run is not None:
-            run_fail(
-                run_id=run_id,
-                conversation_id=run.conversation_id,
-                expected_status=RunStatus.QUEUED,
-                code="queue_unavailable",
-                error=f"queue_unavailable: {type(exc).__name__}: {exc}",
-                message="The assistant's work queue can't be reached. Retry in a moment.",
-            )
+        run_execute_task.apply_async(
+            args=(run_id,),
+            queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+            # A few quick tries, not Celery's default seconds-long retry in a request.
+            retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2},
+        )
+    except Exception:
+        logger.warning("could not queue run %s; the reaper will send it again", run_id)
 
 
 def _start_thread(run_id: int) -> None:
+    _handed_off(run_id)
     threading.Thread(
         target=execute_in_thread, args=(run_id,), name=f"run-{run_id}", daemon=True
     ).start()

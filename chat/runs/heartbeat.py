@@ -5,8 +5,13 @@ A running run's heartbeat is refreshed by a small thread while its turn executes
 still `running` with an old heartbeat lost its worker: with Celery it is queued again and
 the next attempt resumes the turn (chat.runs.resume), at most AGENT_MAX_ATTEMPTS times;
 otherwise — or once the attempts are used up — it is failed with `worker_lost`, so the
-chat offers a retry instead of spinning forever. A run `queued` with nobody taking it is
-failed the same way.
+chat offers a retry instead of spinning forever.
+
+A run is `queued` in the same transaction as the message that asks for it and handed to
+an executor after the commit (`Run.dispatched_at`). The process may die between the two,
+or the broker may lose the message (a Redis restart): the row is the source of truth, so
+a run still queued AGENT_HANDOFF_TIMEOUT after its hand-off is handed off again (backing
+off while it keeps waiting); one nobody took within AGENT_QUEUE_TIMEOUT is failed.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import DatabaseError, close_old_connections, transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from chat.core.dbfaults import connections_reset
 from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
 from chat.core.runs import run_start
 from chat.core.services import event_emit
@@ -94,7 +100,11 @@ def heartbeat(
     def beat() -> None:
         try:
             while not stop.wait(interval):
-                mine.update(heartbeat_at=timezone.now())
+                try:
+                    mine.update(heartbeat_at=timezone.now())
+                except DatabaseError:  # the connection dropped: the next beat reconnects
+                    logger.warning("run %s: heartbeat failed", run_id, exc_info=True)
+                    connections_reset()
         finally:
             close_old_connections()
 
@@ -111,10 +121,13 @@ def heartbeat(
 class Reaped:
     failed: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
+    # Queued runs whose hand-off was lost, handed off again.
+    redispatched: list[int] = field(default_factory=list)
 
 
 def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
-    """Resume (Celery) or fail runs whose worker is gone, and fail runs nobody took."""
+    """Resume (Celery) or fail runs whose worker is gone, hand off again runs whose
+    hand-off was lost, and fail runs nobody took."""
     now = timezone.now()
     dead_running = (
         Q(status=RunStatus.RUNNING)
@@ -130,28 +143,38 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
         worker=EXTERNAL_WORKER,
         created_at__lt=now - timedelta(seconds=settings.RUN_TOKEN_MAX_AGE_SECONDS),
     )
+    # Queued and not handed off lately: lost on the way (or waiting in a long queue; the
+    # backoff in _handoff_lost keeps that case to a few duplicate messages).
+    waiting = Q(
+        status=RunStatus.QUEUED,
+        handed_at__lt=now - timedelta(seconds=settings.AGENT_HANDOFF_TIMEOUT),
+    )
     # A run queued again after a dead worker counts from then (heartbeat_at).
     never_taken = Q(
         status=RunStatus.QUEUED,
         queued_since__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
     )
-    stale = Run.objects.annotate(queued_since=Coalesce("heartbeat_at", "created_at")).filter(
-        dead_running | never_taken | expired_external
-    )
+    stale = Run.objects.annotate(
+        queued_since=Coalesce("heartbeat_at", "created_at"),
+        handed_at=Coalesce("dispatched_at", "heartbeat_at", "created_at"),
+    ).filter(dead_running | waiting | never_taken | expired_external)
     if conversation_id is not None:
         stale = stale.filter(conversation_id=conversation_id)
     reaped = Reaped()
     resumable = settings.AGENT_RUNNER == "celery"
     fields = ("id", "conversation_id", "status", "attempts", "heartbeat_at", "worker")
-    for run in stale.only(*fields):
+    for run in stale.only(*fields, "created_at", "dispatched_at"):
         if run.worker == EXTERNAL_WORKER:
             if _fail_expired(run, now):
                 reaped.failed.append(run.pk)
-        elif (
-            resumable
-            and run.status == RunStatus.RUNNING
-            and run.attempts < settings.AGENT_MAX_ATTEMPTS
-        ):
+        elif run.status == RunStatus.QUEUED:
+            queued_since = run.queued_since  # type: ignore[attr-defined]
+            if queued_since < now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT):
+                if _fail_never_taken(run, now):
+                    reaped.failed.append(run.pk)
+            elif _handoff_lost(run, queued_since, now) and _redispatch(run, now):
+                reaped.redispatched.append(run.pk)
+        elif resumable and run.attempts < settings.AGENT_MAX_ATTEMPTS:
             if _requeue(run, now):
                 reaped.requeued.append(run.pk)
         elif _fail_lost(run, now):
@@ -159,8 +182,37 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     return reaped
 
 
+def _handoff_lost(run: Run, queued_since: datetime, now: datetime) -> bool:
+    """Hand a queued run off again? After AGENT_HANDOFF_TIMEOUT, then after twice as long
+    each time (a run waiting in a long but healthy queue costs a few duplicate messages,
+    which `run_claim` turns away; a lost one is found again within seconds)."""
+    handed = run.dispatched_at or queued_since
+    waited_before = max((handed - queued_since).total_seconds(), 0.0)
+    since = (now - handed).total_seconds()
+    return since >= max(settings.AGENT_HANDOFF_TIMEOUT, waited_before)
+
+
+def _redispatch(run: Run, now: datetime) -> bool:
+    """Hand the run off again, unless another reaper just did."""
+    mine = Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED)
+    if run.dispatched_at is None:
+        mine = mine.filter(dispatched_at__isnull=True)
+    else:
+        mine = mine.filter(dispatched_at=run.dispatched_at)
+    if not mine.update(dispatched_at=now):
+        return False
+    logger.warning("run %s was queued but never taken; handing it off again", run.pk)
+    run_start(run_id=run.pk, again=True)  # the registered executor (chat.runs.dispatch)
+    return True
+
+
+def run_requeue(run: Run, now: datetime | None = None) -> bool:
+    """Queue a run whose current attempt is gone (its worker died, or lost its database
+    connection) again; the next attempt resumes its turn. False if it moved on meanwhile."""
+    return _requeue(run, now or timezone.now())
+
+
 def _requeue(run: Run, now: datetime) -> bool:
-    """Queue a run whose worker died again; the next attempt resumes its turn."""
     with transaction.atomic():
         taken = Run.objects.filter(
             pk=run.pk, status=RunStatus.RUNNING, attempts=run.attempts
@@ -171,7 +223,7 @@ def _requeue(run: Run, now: datetime) -> bool:
             outcome=RunAttempt.Outcome.LOST, ended_at=now
         )
         logger.warning("run %s lost its worker (attempt %s); queued again", run.pk, run.attempts)
-        run_start(run_id=run.pk)  # the registered executor (chat.runs.dispatch)
+        run_start(run_id=run.pk, again=True)  # the registered executor (chat.runs.dispatch)
     return True
 
 
@@ -183,6 +235,20 @@ def _fail_expired(run: Run, now: datetime) -> bool:
         code="run_expired",
         error="run_expired: the external runtime's run expired.",
         message="The external runtime's run expired.",
+        now=now,
+    )
+
+
+def _fail_never_taken(run: Run, now: datetime) -> bool:
+    seconds = round(settings.AGENT_QUEUE_TIMEOUT)
+    return run_fail(
+        run_id=run.pk,
+        conversation_id=run.conversation_id,
+        expected_status=run.status,
+        code="queue_timeout",
+        error=f"queue_timeout: no worker took this turn within {seconds} seconds.",
+        message=f"No worker took this turn within {seconds} seconds "
+        "(the work queue may be down). Retry in a moment.",
         now=now,
     )
 

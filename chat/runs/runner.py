@@ -18,14 +18,15 @@ from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from chat.agent.intake import intake_turn
+from chat.core.dbfaults import connection_dead, retry_on_connection_loss
 from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
 from chat.core.services import event_emit, message_create
 from chat.runs.errors import RunFailed
-from chat.runs.heartbeat import heartbeat, run_claim
+from chat.runs.heartbeat import heartbeat, run_claim, run_requeue
 from chat.runs.resume import AttemptSuperseded, Journal, stop_json
 from chat.runs.turn import openai_turn, scripted_turn
 
@@ -84,7 +85,27 @@ def run_execute(*, run_id: int, task_id: str = "", worker: str = "") -> None:
         except AttemptSuperseded:
             logger.warning("run %s: attempt %s was taken over; it stops", run.pk, attempt.number)
             return
-    _finish(run, attempt, stop_reason, status)
+        except ConnectionLost:
+            _hand_over(run)
+            return
+    retry_on_connection_loss(
+        lambda: _finish(run, attempt, stop_reason, status), what=f"finishing run {run.pk}"
+    )
+
+
+class ConnectionLost(Exception):
+    """The database connection died under the turn: nothing more can be stored by it."""
+
+
+def _hand_over(run: Run) -> None:
+    """The turn lost its database connection: give the run to a new attempt, which
+    resumes from the last persisted step, instead of failing the person's turn. (If the
+    database stays away, the heartbeat goes stale and the reaper does this later.)"""
+    logger.warning("run %s: database connection lost mid-turn; a new attempt resumes", run.pk)
+    try:
+        retry_on_connection_loss(lambda: run_requeue(run), what=f"requeueing run {run.pk}")
+    except DatabaseError:
+        logger.exception("run %s: could not requeue; the reaper will", run.pk)
 
 
 def _finish(run: Run, attempt: RunAttempt, stop_reason: str, status: str) -> None:
@@ -142,24 +163,31 @@ def _turn_stop(run: Run) -> str:
 
 
 def _turn(run: Run) -> tuple[str, str]:
-    """Run the kind's turn function; returns (stop_reason, status)."""
+    """Run the kind's turn function; returns (stop_reason, status).
+
+    Raises ConnectionLost when the turn failed because its database connection died (a
+    tool or the loop may have turned the database error into a run failure, so the
+    connection itself is asked)."""
     try:
         stop_reason = _turn_stop(run)
     except AttemptSuperseded:
         raise
-    except RunFailed as exc:
-        logger.warning("run %s failed: %s %s", run.pk, exc.code, exc.message)
-        code, message = exc.code, exc.message
-    except SoftTimeLimitExceeded:
-        logger.warning("run %s hit the soft time limit", run.pk)
-        code = "turn_time_limit"
-        message = (
-            f"The turn took longer than {settings.AGENT_TURN_SOFT_TIME_LIMIT} seconds "
-            "and was stopped."
-        )
     except Exception as exc:
-        logger.exception("run %s failed", run.pk)
-        code, message = "run_failed", f"{type(exc).__name__}: {exc}"
+        if connection_dead():
+            raise ConnectionLost() from exc
+        if isinstance(exc, RunFailed):
+            logger.warning("run %s failed: %s %s", run.pk, exc.code, exc.message)
+            code, message = exc.code, exc.message
+        elif isinstance(exc, SoftTimeLimitExceeded):
+            logger.warning("run %s hit the soft time limit", run.pk)
+            code = "turn_time_limit"
+            message = (
+                f"The turn took longer than {settings.AGENT_TURN_SOFT_TIME_LIMIT} seconds "
+                "and was stopped."
+            )
+        else:
+            logger.exception("run %s failed", run.pk)
+            code, message = "run_failed", f"{type(exc).__name__}: {exc}"
     else:
         if stop_reason == StopReason.CANCELLED:
             return stop_reason, RunStatus.CANCELLED

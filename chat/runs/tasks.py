@@ -34,13 +34,21 @@ def run_execute_task(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
 
 @shared_task(name="chat.runs_reap")
 def runs_reap() -> dict[str, list[int]]:
-    """Resume runs whose worker died (or fail them visibly once their attempts are used)."""
+    """Resume runs whose worker died (or fail them visibly once their attempts are used),
+    and hand off again runs whose hand-off was lost."""
     reaped = run_reap_stale()
-    if reaped.failed or reaped.requeued:
+    if reaped.failed or reaped.requeued or reaped.redispatched:
         logger.warning(
-            "runs whose worker died: requeued %s, failed %s", reaped.requeued, reaped.failed
+            "reaped runs: requeued %s, handed off again %s, failed %s",
+            reaped.requeued,
+            reaped.redispatched,
+            reaped.failed,
         )
-    return {"failed": reaped.failed, "requeued": reaped.requeued}
+    return {
+        "failed": reaped.failed,
+        "requeued": reaped.requeued,
+        "redispatched": reaped.redispatched,
+    }
 
 
 @shared_task(name="chat.events_prune")

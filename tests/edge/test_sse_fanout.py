@@ -133,12 +133,42 @@ async def test_many_streams_get_an_event_from_one_read(conversation, feed_reads)
 async def test_a_lost_wakeup_is_recovered_by_the_periodic_check(
     conversation, feed_reads, monkeypatch, settings
 ):
-    settings.SSE_KEEPALIVE_SECONDS = 0.2
+    # The check runs on its own, shorter period than the keep-alive comments.
+    settings.SSE_CATCHUP_SECONDS, settings.SSE_KEEPALIVE_SECONDS = 0.2, 60
     (reader,) = await _open(conversation.pk, 1)
     monkeypatch.setattr("chat.core.services.wake", lambda conversation_id, event_id: None)
     event = await emit(conversation_id=conversation.pk, name="text_delta", data={})
     assert await reader.until(1, timeout=3) == [event.id]
     assert feed_reads == [conversation.pk]  # found by the check, then read once
+    await reader.close()
+
+
+async def test_groups_are_joined_again_after_the_layer_failed(conversation, monkeypatch, settings):
+    """A restarted Redis forgets every group: once the layer answers again, the process
+    joins its groups again, so wake-ups (not only the periodic check) reach its streams."""
+    settings.SSE_CATCHUP_SECONDS = 60  # only a wake-up can deliver in time
+    (reader,) = await _open(conversation.pk, 1)
+    hub = fanout._hub
+    assert hub is not None
+    original = hub.layer.receive
+    failures = [ConnectionError("Connection refused")]
+
+    async def flaky(channel):
+        if failures:
+            raise failures.pop()
+        return await original(channel)
+
+    monkeypatch.setattr(hub.layer, "receive", flaky)
+    group = f"conversation-{conversation.pk}"
+    await hub.layer.group_discard(group, hub.channel)  # what the restart did
+    hub._loops[0].cancel()  # the receive loop, restarted to meet the failure at once
+    hub._loops[0] = hub.spawn(hub._receive())
+    for _ in range(100):
+        if hub.channel in await _group_members(hub.layer, group):
+            break
+        await asyncio.sleep(0.02)
+    event = await emit(conversation_id=conversation.pk, name="message_done", data={})
+    assert await reader.until(1, timeout=3) == [event.id]
     await reader.close()
 
 

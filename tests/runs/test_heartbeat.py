@@ -181,4 +181,98 @@ def test_reap_runs_command(conversation, settings):
     run = _running(conversation, age=31)
     out = StringIO()
     call_command("reap_runs", stdout=out)
-    assert out.getvalue().strip() == f"0 run(s) queued again: []; 1 failed: [{run.pk}]"
+    assert out.getvalue().strip() == (
+        f"0 run(s) queued again: []; 0 handed off again: []; 1 failed: [{run.pk}]"
+    )
+
+
+# -- lost hand-offs: queued, committed, never taken --------------------------------------
+
+
+def _queued(conversation, *, created: float, dispatched: float | None) -> Run:
+    now = timezone.now()
+    run = _run(conversation)
+    Run.objects.filter(pk=run.pk).update(
+        created_at=now - timedelta(seconds=created),
+        dispatched_at=None if dispatched is None else now - timedelta(seconds=dispatched),
+    )
+    run.refresh_from_db()
+    return run
+
+
+def test_a_run_whose_hand_off_was_lost_is_handed_off_again(
+    conversation, settings, enqueued, django_capture_on_commit_callbacks
+):
+    """The web process died after the commit, before sending the run (no dispatched_at),
+    or the broker lost the message: seconds later the reaper sends it again."""
+    settings.AGENT_HANDOFF_TIMEOUT = 3
+    never_sent = _queued(conversation, created=4, dispatched=None)
+    lost = _queued(conversation, created=5, dispatched=4)
+    fresh = _queued(conversation, created=1, dispatched=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        reaped = run_reap_stale()
+    assert sorted(reaped.redispatched) == sorted([never_sent.pk, lost.pk])
+    assert sorted(enqueued) == sorted([never_sent.pk, lost.pk])
+    assert reaped.failed == [] and fresh.pk not in enqueued
+    lost.refresh_from_db()
+    assert lost.status == RunStatus.QUEUED
+    assert timezone.now() - lost.dispatched_at < timedelta(seconds=2)
+    assert not Event.objects.filter(name="error").exists()  # nothing to see: it just runs
+    assert run_reap_stale().redispatched == []  # not again at once
+
+
+def test_a_run_waiting_in_a_long_queue_is_handed_off_again_ever_more_rarely(
+    conversation, settings, enqueued
+):
+    settings.AGENT_HANDOFF_TIMEOUT, settings.AGENT_QUEUE_TIMEOUT = 3, 600
+    # Handed off again 40 s after it was created: the next one waits 40 s more.
+    waiting = _queued(conversation, created=60, dispatched=20)
+    assert run_reap_stale().redispatched == []
+    Run.objects.filter(pk=waiting.pk).update(dispatched_at=timezone.now() - timedelta(seconds=31))
+    assert run_reap_stale().redispatched == [waiting.pk]
+
+
+def test_two_reapers_hand_a_run_off_once(
+    conversation, settings, enqueued, django_capture_on_commit_callbacks
+):
+    from chat.runs.heartbeat import _redispatch
+
+    settings.AGENT_HANDOFF_TIMEOUT = 3
+    run = _queued(conversation, created=10, dispatched=9)
+    now = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _redispatch(run, now) is True
+        assert _redispatch(run, now) is False  # the other reaper saw the same stale row
+    assert enqueued == [run.pk]
+
+
+def test_a_queued_run_nobody_took_in_time_fails_with_its_own_code(conversation, settings):
+    settings.AGENT_QUEUE_TIMEOUT = 60
+    run = _queued(conversation, created=61, dispatched=2)
+    assert run_reap_stale().failed == [run.pk]
+    run.refresh_from_db()
+    assert run.error.startswith("queue_timeout")
+    error = Event.objects.get(name="error").data
+    assert error["code"] == "queue_timeout" and "Retry" in error["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_survives_a_failing_database_call(conversation, monkeypatch):
+    from django.db import OperationalError
+    from django.db.models import QuerySet
+
+    run = _run(conversation)
+    run_claim(run_id=run.pk)
+    calls = []
+    original = QuerySet.update
+
+    def flaky(self, **kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(QuerySet, "update", flaky)
+    with heartbeat(run_id=run.pk, attempt=1, interval=0.02):
+        time.sleep(0.2)
+    assert len(calls) >= 3  # it kept beating after the failure

@@ -7,13 +7,15 @@ from chat.runs.heartbeat import run_reap_stale
 
 class Command(BaseCommand):
     help = (
-        "Resume (AGENT_RUNNER=celery) or fail runs whose worker died, and fail runs nobody "
-        "took (for cron when Celery beat doesn't run it)."
+        "Resume (AGENT_RUNNER=celery) or fail runs whose worker died, hand off again runs "
+        "whose hand-off was lost, and fail runs nobody took (for cron when Celery beat "
+        "doesn't run it)."
     )
 
     def handle(self, *args, **options) -> None:
         reaped = run_reap_stale()
         self.stdout.write(
             f"{len(reaped.requeued)} run(s) queued again: {reaped.requeued}; "
+            f"{len(reaped.redispatched)} handed off again: {reaped.redispatched}; "
             f"{len(reaped.failed)} failed: {reaped.failed}"
         )

@@ -81,7 +81,7 @@ class Command(BaseCommand):
             while not stopping:
                 time.sleep(0.5)
                 if not run_workers and time.monotonic() >= next_reap:
-                    next_reap = time.monotonic() + 10
+                    next_reap = time.monotonic() + settings.AGENT_REAP_INTERVAL
                     self._reap()
                 for name, proc in procs.items():
                     if proc.poll() is not None:
