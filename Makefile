@@ -38,11 +38,13 @@ serve: $(STAMP)
 	AGENT_RUNNER=$${AGENT_RUNNER:-celery} STATIC_MANIFEST=1 \
 	  $(PY) manage.py serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
-# Load + fault test (loopback, bounded): 200 users; half-way one web worker is SIGKILLed
-# and one Celery pool process is SIGKILLed in the middle of a turn, which must resume.
-# Needs DATABASE_URL (PostgreSQL) and REDIS_URL.
+# Load + fault test (loopback, bounded): 200 users for 30 s under the fault matrix (a web
+# worker and a Celery pool process SIGKILLed, Redis restarted empty, every PostgreSQL
+# connection terminated, at random moments; bench/faults.py), plus a Celery pool process
+# SIGKILLed in the middle of a slow turn, which must resume. Every user must get every turn.
+# Needs DATABASE_URL (PostgreSQL), REDIS_URL and redis-server (the faults get their own).
 load: $(STAMP)
-	$(PY) -m bench.load --users 200 --duration 30 --kill-worker --kill-run-worker
+	$(PY) -m bench.load --users 200 --duration 30 --kill-run-worker --faults
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)

@@ -1,7 +1,8 @@
 """Load and fault test: simulated people answering questionnaires, nothing lost.
 
     python -m bench.load [--users 200] [--duration 30] [--workers 2] [--run-workers 2]
-                         [--kill-worker] [--kill-run-worker] [--json FILE]
+                         [--kill-worker] [--kill-run-worker] [--faults [web,run,redis,pg]]
+                         [--seed N] [--json FILE]
 
 Each simulated user owns a conversation with the scripted `load` agent (every answer
 gets a new questionnaire at once). It opens the conversation's SSE stream, sends a first
@@ -13,12 +14,16 @@ clients reconnect or retry (submits are idempotent) and must lose nothing. With
 `--kill-run-worker` (runs on Celery: `--run-workers` > 0), one more user starts a slow
 two-step turn half-way (scripts/slow) and the Celery pool process running it is
 SIGKILLed while its reply streams: the turn must resume on another process and finish.
+With `--faults` (all four kinds unless listed), the fault matrix of bench/faults.py
+strikes at random moments: a web worker, a Celery pool process, the Redis server (the
+run gets a private one, restarted empty) and every PostgreSQL connection; each fault's
+recovery time is reported, and every user must still get every next turn.
 
 Afterwards the database is checked: every accepted answer exists exactly once, no
 duplicate user messages, no assistant message stored twice by one run, no run left
 queued or running or failed, every interrupted turn (a run with more than one attempt)
-finished normally, every persisted event reached its client, zero 5xx. Loopback only;
-bounded in time. Exit status 1 on any loss.
+finished normally, every persisted event reached its client, zero 5xx, no run failed
+(`worker_lost` or otherwise). Loopback only; bounded in time. Exit status 1 on any loss.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ from typing import Any
 
 import httpx
 
+from bench import faults as fault_matrix
 from tests.support.liveserver import LiveServer
+from tests.support.redis_server import RedisServer, redis_available
 
 ROUND_TIMEOUT = 30.0
 
@@ -69,8 +76,17 @@ class Seen:
 
 
 class User:
-    def __init__(self, n: int, base: str, session: str, conversation_id: int, stats: Stats):
+    def __init__(
+        self,
+        n: int,
+        base: str,
+        session: str,
+        conversation_id: int,
+        stats: Stats,
+        rounds: list[fault_matrix.Round],
+    ):
         self.n = n
+        self.rounds = rounds
         self.conversation_id = conversation_id
         self.stats = stats
         self.seen = Seen()
@@ -214,10 +230,13 @@ class User:
                 mark = len(self.seen.events)
                 if reconnecting and random.random() < 0.5:
                     self.restart_stream()
+                this = fault_matrix.Round(self.n, time.perf_counter())
+                self.rounds.append(this)
                 started = await self.answer(data["message_id"], doubling and random.random() < 0.5)
                 _, _, first_at = await self.wait_for(lambda n, d: True, mark)
                 self.stats.first_event_ms.append((first_at - started) * 1000)
                 _, _, next_at = await self.wait_for(_assistant_message, mark)
+                this.done = next_at
                 self.stats.next_turn_ms.append((next_at - started) * 1000)
                 self.stats.answers += 1
             # Let the final run's events arrive before checking what was received.
@@ -382,21 +401,26 @@ async def kill_mid_turn(server: LiveServer, victim: User) -> dict[str, Any]:
     }
 
 
-async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
+async def drive(
+    server: LiveServer, args: argparse.Namespace, redis: RedisServer | None = None
+) -> dict[str, Any]:
     victim_wanted = bool(args.kill_run_worker and args.run_workers)
     setup = SETUP.format(users=args.users + victim_wanted, victim=victim_wanted)
     pairs = json.loads(server.shell(setup))
     stats = Stats()
-    users = [User(n, server.url, s, c, stats) for n, (s, c) in enumerate(pairs)]
+    rounds: list[fault_matrix.Round] = []
+    users = [User(n, server.url, s, c, stats, rounds) for n, (s, c) in enumerate(pairs)]
     victim = users.pop() if victim_wanted else None
     rng = random.Random(7)
     roles = [(rng.random() < 0.15, rng.random() < 0.15) for _ in users]
+    faults = fault_matrix.schedule(args.faults, args.duration, random.Random(args.seed))
     started = time.monotonic()
     until = started + args.duration
     tasks = [
         asyncio.ensure_future(user.run(until, reconnecting, doubling))
         for user, (reconnecting, doubling) in zip(users, roles, strict=True)
     ]
+    injecting = asyncio.ensure_future(fault_matrix.inject(faults, server, redis, started))
     killed, mid_turn = None, None
     if args.kill_worker or victim is not None:
         await asyncio.sleep(args.duration / 2)
@@ -405,6 +429,7 @@ async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
     if victim is not None:
         mid_turn = await kill_mid_turn(server, victim)
     await asyncio.gather(*tasks)
+    await injecting
     elapsed = time.monotonic() - started
     answers_per_s = stats.answers / elapsed
     await asyncio.sleep(1.0)  # the last runs finish
@@ -412,7 +437,16 @@ async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
     problems = verify(server, users, stats)
     if mid_turn is not None and mid_turn["run_id"] not in stats.interrupted:
         problems.append(f"run {mid_turn['run_id']} was killed mid-turn but has one attempt")
+    matrix = fault_matrix.assess(faults, rounds)
+    for fault in matrix["faults"]:
+        if not fault["survived"]:
+            problems.append(
+                f"fault {fault['kind']} at {fault['at_s']} s: users without their next turn "
+                f"{fault['users_without_next_turn']}"
+            )
     return {
+        **matrix,
+        "seed": args.seed,
         "users": args.users,
         "workers": args.workers,
         "run_workers": args.run_workers,
@@ -436,18 +470,21 @@ async def drive(server: LiveServer, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_load(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        redis = None
+        if args.faults:  # restarting the machine's shared Redis would hit everyone else
+            redis = stack.enter_context(RedisServer(Path(tmp)))
         server = LiveServer(
             Path(tmp),
             database_url=os.environ.get("DATABASE_URL"),
-            redis_url=os.environ.get("REDIS_URL"),
+            redis_url=redis.url if redis else os.environ.get("REDIS_URL"),
             workers=args.workers,
             run_workers=args.run_workers,
             env={"SSE_KEEPALIVE_SECONDS": "5"},
         )
         with server:
             try:
-                return asyncio.run(drive(server, args))
+                return asyncio.run(drive(server, args, redis))
             finally:
                 if os.environ.get("LOAD_SERVER_LOG"):
                     Path(os.environ["LOAD_SERVER_LOG"]).write_text(server.log())
@@ -465,10 +502,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="SIGKILL the Celery pool process running a turn, mid-turn (needs --run-workers)",
     )
+    parser.add_argument(
+        "--faults",
+        nargs="?",
+        const="all",
+        help=f"inject faults at random moments: all, or a list of {','.join(fault_matrix.KINDS)}",
+    )
+    parser.add_argument("--seed", type=int, help="the fault schedule's random seed")
     parser.add_argument("--json", help="also write the report to this file")
     args = parser.parse_args(argv)
     if (args.workers > 1 or args.run_workers) and not os.environ.get("REDIS_URL"):
         parser.error("several workers need REDIS_URL (and DATABASE_URL for PostgreSQL)")
+    try:
+        args.faults = fault_matrix.parse(args.faults)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1_000_000)
+    database = os.environ.get("DATABASE_URL", "")
+    if "pg" in args.faults and not database.startswith(("postgres://", "postgresql://")):
+        parser.error("the pg fault needs DATABASE_URL=postgres://…")
+    if "run" in args.faults and not args.run_workers:
+        parser.error("the run fault needs Celery run workers (--run-workers > 0)")
+    if "web" in args.faults and args.workers < 2:
+        parser.error("the web fault needs two web workers or more (--workers 2)")
+    if args.faults and not redis_available():
+        parser.error("the fault matrix needs redis-server (Debian package redis-server)")
     return args
 
 

@@ -129,14 +129,9 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     """Resume (Celery) or fail runs whose worker is gone, hand off again runs whose
     hand-off was lost, and fail runs nobody took."""
     now = timezone.now()
-    dead_running = (
-        Q(status=RunStatus.RUNNING)
-        & ~Q(worker=EXTERNAL_WORKER)
-        & (
-            Q(heartbeat_at__lt=_stale_before(now))
-            | Q(heartbeat_at__isnull=True, started_at__lt=now - timedelta(seconds=60))
-        )
-    )
+    # Every running run is looked at: one whose process is gone from this machine is
+    # known dead at once; others are dead once their heartbeat is stale.
+    running = Q(status=RunStatus.RUNNING) & ~Q(worker=EXTERNAL_WORKER)
     # A run an external runtime opened has no heartbeat: it expires with its tokens.
     expired_external = Q(
         status=RunStatus.RUNNING,
@@ -157,13 +152,16 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     stale = Run.objects.annotate(
         queued_since=Coalesce("heartbeat_at", "created_at"),
         handed_at=Coalesce("dispatched_at", "heartbeat_at", "created_at"),
-    ).filter(dead_running | waiting | never_taken | expired_external)
+    ).filter(running | waiting | never_taken | expired_external)
     if conversation_id is not None:
         stale = stale.filter(conversation_id=conversation_id)
     reaped = Reaped()
     resumable = settings.AGENT_RUNNER == "celery"
     fields = ("id", "conversation_id", "status", "attempts", "heartbeat_at", "worker")
-    for run in stale.only(*fields, "created_at", "dispatched_at"):
+    for run in stale.only(*fields, "created_at", "dispatched_at", "started_at"):
+        alive = run.status == RunStatus.RUNNING and run.worker != EXTERNAL_WORKER
+        if alive and not _dead(run, now):
+            continue
         if run.worker == EXTERNAL_WORKER:
             if _fail_expired(run, now):
                 reaped.failed.append(run.pk)
@@ -180,6 +178,30 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
         elif _fail_lost(run, now):
             reaped.failed.append(run.pk)
     return reaped
+
+
+def _dead(run: Run, now: datetime) -> bool:
+    """Has a running run lost its process? Its heartbeat is stale, or the process that
+    runs it was on this machine and exists no more (a SIGKILLed pool process, a crashed
+    worker: known at once, not AGENT_HEARTBEAT_TIMEOUT later)."""
+    if run.heartbeat_at is None:
+        return run.started_at is None or run.started_at < now - timedelta(seconds=60)
+    return run.heartbeat_at < _stale_before(now) or process_gone(run.worker)
+
+
+def process_gone(worker: str) -> bool:
+    """`worker` (host:pid, or a Celery node@host:pid) names a process on this machine
+    that no longer exists. False when it is elsewhere or can't be told."""
+    node, _, pid = worker.rpartition(":")
+    if node.rpartition("@")[2] != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, but not ours to signal
+        return False
+    return False
 
 
 def _handoff_lost(run: Run, queued_since: datetime, now: datetime) -> bool:

@@ -1,4 +1,5 @@
-"""`manage.py serve`: which processes it starts, and that one exiting stops them all."""
+"""`manage.py serve`: which processes it starts, that one exiting is started again, and
+that one that keeps exiting stops them all."""
 
 from __future__ import annotations
 
@@ -46,16 +47,35 @@ def processes(monkeypatch):
 def test_celery_runner_starts_web_workers_celery_workers_and_beat(processes, settings):
     settings.AGENT_RUNNER, settings.REDIS_URL = "celery", "redis://127.0.0.1:6379/0"
     settings.AGENT_WORKER_CONCURRENCY = 3
-    with pytest.raises(CommandError, match="celery-beat exited"):
+    with pytest.raises(CommandError, match="celery-beat exited .* 6 times within a minute"):
         call_command("serve", "--workers", "2", "--run-workers", "2", "--grace", "0")
     argvs = [p.argv for p in processes]
     assert argvs[0][1:4] == ["-m", "uvicorn", "chat.asgi:application"]
     workers = [a for a in argvs if "worker" in a]
     assert [a[a.index("--hostname") + 1] for a in workers] == ["runs0@%h", "runs1@%h"]
     assert all(a[a.index("--concurrency") + 1] == "3" for a in workers)
-    assert sum("beat" in a for a in argvs) == 1
-    # The beat exiting stopped every other process.
+    # The beat was started again five times, then its sixth exit stopped every process.
+    assert sum("beat" in a for a in argvs) == 6
     assert all(p.terminated for p in processes if "beat" not in p.argv)
+
+
+def test_a_process_that_exits_once_is_started_again(processes, settings, monkeypatch):
+    settings.AGENT_RUNNER = "thread"
+    monkeypatch.setattr(serve_module.Command, "_reap", lambda self: None)
+    handlers = {}
+    monkeypatch.setattr(serve_module.signal, "signal", lambda sig, h: handlers.setdefault(sig, h))
+
+    def poll(self):
+        if self is processes[0]:
+            self.returncode = 1  # the first web server crashes
+        else:
+            handlers[serve_module.signal.SIGTERM]()  # its replacement runs until stopped
+        return self.returncode
+
+    monkeypatch.setattr(FakeProcess, "poll", poll)
+    call_command("serve", "--workers", "1", "--grace", "0")
+    assert len(processes) == 2 and processes[1].argv == processes[0].argv
+    assert processes[1].terminated  # stopped by the signal, not by the crash
 
 
 def test_thread_runner_starts_only_the_web_workers(processes, settings, monkeypatch):
@@ -70,5 +90,5 @@ def test_thread_runner_starts_only_the_web_workers(processes, settings, monkeypa
     monkeypatch.setattr(FakeProcess, "poll", web_dies)
     with pytest.raises(CommandError, match="web exited"):
         call_command("serve", "--workers", "1", "--grace", "0")
-    assert [p.argv[2] for p in processes] == ["uvicorn"]
+    assert [p.argv[2] for p in processes] == ["uvicorn"] * 6  # started again 5 times
     assert reaped == [1]  # without Celery, serve fails dead runs itself

@@ -276,3 +276,41 @@ def test_the_heartbeat_survives_a_failing_database_call(conversation, monkeypatc
     with heartbeat(run_id=run.pk, attempt=1, interval=0.02):
         time.sleep(0.2)
     assert len(calls) >= 3  # it kept beating after the failure
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_process_gone_tells_a_dead_process_on_this_machine():
+    import os
+    import socket
+
+    from chat.runs.heartbeat import process_gone
+
+    host = socket.gethostname()
+    assert process_gone(f"runs0@{host}:{_dead_pid()}")
+    assert process_gone(f"{host}:{_dead_pid()}")
+    assert not process_gone(f"runs0@{host}:{os.getpid()}")
+    assert not process_gone(f"runs0@elsewhere:{_dead_pid()}")  # can't tell: heartbeat decides
+    assert not process_gone("external") and not process_gone("")
+
+
+def test_a_run_whose_process_vanished_is_resumed_without_waiting_for_the_heartbeat(
+    conversation, settings, enqueued, django_capture_on_commit_callbacks
+):
+    import socket
+
+    settings.AGENT_HEARTBEAT_TIMEOUT = 30
+    run = _run(conversation)
+    run_claim(run_id=run.pk, task_id="t1", worker=f"runs0@{socket.gethostname()}:{_dead_pid()}")
+    alive = _running(conversation, task_id="t2")  # fresh heartbeat, its process unknown here
+    with django_capture_on_commit_callbacks(execute=True):
+        reaped = run_reap_stale()
+    assert reaped.requeued == [run.pk] and enqueued == [run.pk]
+    alive.refresh_from_db()
+    assert alive.status == RunStatus.RUNNING

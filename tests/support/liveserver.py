@@ -197,6 +197,40 @@ class LiveServer:
         os.kill(pid, signal.SIGKILL)
         return pid
 
+    def kill_busy_run_process(self) -> int | None:
+        """SIGKILL a Celery pool process — one executing a run if there is one, else any
+        (whatever executes runs at this moment)."""
+        pool = self.celery_pool_pids()
+        if not pool:
+            return None
+        busy = [pid for pid in self._running_run_pids() if pid in pool]
+        pid = (busy or pool)[0]
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def _running_run_pids(self) -> list[int]:
+        url = self.env["DATABASE_URL"]
+        if not url.startswith(("postgres://", "postgresql://")):
+            return []
+        with _postgres_admin(url) as conn:
+            rows = conn.execute("SELECT worker FROM chat_run WHERE status = 'running'")
+            workers = [str(row[0]) for row in rows.fetchall()]
+        return [int(w.rpartition(":")[2]) for w in workers if w.rpartition(":")[2].isdigit()]
+
+    def terminate_db_connections(self) -> int:
+        """pg_terminate_backend every connection of the server's database (web workers,
+        Celery, beat): what a PostgreSQL restart or failover does to them. Returns how many."""
+        if not self._pg_admin_url or not self._pg_name:
+            raise RuntimeError("only a server on its own PostgreSQL database")
+        with _postgres_admin(self._pg_admin_url) as conn:
+            rows = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (self._pg_name,),
+            ).fetchall()
+        return sum(1 for (done,) in rows if done)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

@@ -6,11 +6,14 @@ Celery master restarts a pool process that dies; its run is redelivered and resu
 plus one Celery beat for the periodic work (resume or fail runs whose worker died, prune
 old stream events, clear expired sessions).
 
-It is deliberately a small supervisor, not a process manager: when any of its processes
-exits it stops all of them and exits non-zero, so systemd, Docker or Kubernetes restart
-the whole set (a half-running set — web without workers — would queue runs nobody
-executes). Ctrl+C / SIGTERM stops everything: Celery finishes its running turns for up
-to --grace seconds, then they are killed and resume when the workers come back.
+It is a small supervisor: a process that exits is started again at once (a Celery worker
+can die when Redis restarts under it; its runs are resumed by the reaper, see
+chat/runs/heartbeat.py), so one crash costs seconds, not every open stream. A process
+that keeps dying (SERVE_MAX_RESTARTS exits within a minute) stops all of them and `serve`
+exits non-zero, so systemd, Docker or Kubernetes restart the whole set (a half-running
+set — web without workers — would queue runs nobody executes). Ctrl+C / SIGTERM stops
+everything: Celery finishes its running turns for up to --grace seconds, then they are
+killed and resume when the workers come back.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -76,6 +80,7 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        exits: dict[str, deque[float]] = {name: deque() for name in commands}
         try:
             next_reap = 0.0
             while not stopping:
@@ -83,11 +88,32 @@ class Command(BaseCommand):
                 if not run_workers and time.monotonic() >= next_reap:
                     next_reap = time.monotonic() + settings.AGENT_REAP_INTERVAL
                     self._reap()
-                for name, proc in procs.items():
+                for name, proc in list(procs.items()):
                     if proc.poll() is not None:
-                        raise CommandError(f"{name} exited ({proc.returncode}); stopping all")
+                        procs[name] = self._restart(name, proc, commands[name], exits[name])
         finally:
             self._stop(procs, options["grace"])
+
+    def _restart(
+        self,
+        name: str,
+        proc: subprocess.Popen[bytes],
+        argv: list[str],
+        exits: deque[float],
+    ) -> subprocess.Popen[bytes]:
+        """Start an exited process again, unless it keeps dying: then stop everything."""
+        now = time.monotonic()
+        exits.append(now)
+        while exits and exits[0] < now - 60:
+            exits.popleft()
+        limit = int(os.environ.get("SERVE_MAX_RESTARTS", "5"))
+        if len(exits) > limit:
+            raise CommandError(
+                f"{name} exited ({proc.returncode}) {len(exits)} times within a minute; "
+                "stopping all"
+            )
+        self.stderr.write(f"{name} exited ({proc.returncode}); starting it again")
+        return subprocess.Popen(argv)
 
     def _web(self, host: str, port: int, workers: int) -> list[str]:
         return [
