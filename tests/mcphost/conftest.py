@@ -45,11 +45,14 @@ class FakeElicitations:
     abandoned: list[tuple[int, str]] = field(default_factory=list)
     waits: list[dict[str, Any]] = field(default_factory=list)
     ElicitationRefused: type[Exception] = ElicitationRefused
+    on_open: Any = None
 
     def elicitation_open(self, **kwargs: Any) -> Any:
         if self.refuse:
             raise ElicitationRefused("elicitation_schema_unsupported", "Not a flat schema.")
         self.opened.append(kwargs)
+        if self.on_open is not None:
+            self.on_open()
         return SimpleNamespace(pk=len(self.opened))
 
     def elicitation_wait(self, elicitation_id, *, timeout=None, poll=0.25, cancelled=None):

@@ -42,7 +42,7 @@ def test_a_slow_server_times_out(server_url, settings):
 
 def test_a_server_that_dies_mid_call_fails_the_call_not_the_caller(settings):
     settings.MCP_TOOL_TIMEOUT = 10
-    with dying_server() as url, pytest.raises(McpHostError) as info:
+    with dying_server() as (url, _process), pytest.raises(McpHostError) as info:
         client.tool_call(Endpoint("dying", url), "die", {})
     assert info.value.code in {client.MCP_UNAVAILABLE, client.MCP_TIMEOUT}
 

@@ -64,7 +64,7 @@ def make_server() -> MCPServer:
         """Raises."""
         raise ToolError("the tool broke")
 
-    @server.tool(name="a_tool_name_far_too_long_to_fit_the_openai_limit_of_64")
+    @server.tool(name="a_tool_name_far_too_long_to_fit_the_openai_function_name_limit")
     async def long_name() -> str:
         """Never offered with a prefix."""
         return "x"
@@ -106,8 +106,9 @@ def serve(server: MCPServer) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def dying_server() -> Iterator[str]:
-    """The test server in a subprocess (its `die` tool ends the process); yields its URL."""
+def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The test server in a subprocess (its `die` tool ends the process); yields its URL
+    and the process (to kill it while a call is pending)."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
@@ -122,7 +123,7 @@ def dying_server() -> Iterator[str]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError("the dying MCP server did not start")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         if process.poll() is None:
             process.kill()
