@@ -10,7 +10,7 @@ from chat.agent.tools.base import ToolContext
 from chat.mcphost import tools as mcp_tools_module
 from chat.mcphost.models import McpServer
 from chat.mcphost.tools import mcp_tools, qualified_name
-from tests.mcphost.conftest import Outcome
+from tests.support.fake_elicitations import Outcome
 from tests.support.mcp_servers import dying_server, free_port
 
 pytestmark = pytest.mark.django_db
