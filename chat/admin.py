@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import translation
 from django.utils.html import format_html, format_html_join
@@ -8,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
 from chat.core.services import api_token_create
+from chat.mcphost.models import MODEL_AGENTS, McpServer
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
 from questionnaires.conversation import message_item
@@ -188,3 +191,109 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class SkillAdmin(admin.ModelAdmin):
     list_display = ("name", "version", "owner", "updated_at")
     search_fields = ("name", "description", "skill_md")
+
+
+class McpServerForm(forms.ModelForm):
+    """Secrets are write-only: the form never renders a stored header value or token.
+    Blank fields keep what is stored; "clear" removes it."""
+
+    agents = forms.MultipleChoiceField(
+        label=_("agents"),
+        choices=[(kind, kind) for kind in MODEL_AGENTS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=_("Agent kinds whose turns may use this server's tools."),
+    )
+    headers_text = forms.CharField(
+        label=_("headers"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "autocomplete": "off"}),
+        help_text=_('One "Name: value" per line; replaces the stored headers. Blank: keep.'),
+    )
+    bearer = forms.CharField(
+        label=_("bearer token"),
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text=_("Sent as Authorization: Bearer …. Blank: keep."),
+    )
+    clear_secrets = forms.BooleanField(label=_("clear headers and token"), required=False)
+
+    class Meta:
+        model = McpServer
+        fields = ("name", "url", "enabled", "agents")
+
+    def clean_headers_text(self) -> dict[str, str] | None:
+        text = self.cleaned_data.get("headers_text", "")
+        if not text.strip():
+            return None
+        headers: dict[str, str] = {}
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            name, sep, value = line.partition(":")
+            if not sep or not name.strip():
+                raise forms.ValidationError(_('Each line is "Name: value".'))
+            headers[name.strip()] = value.strip()
+        return headers
+
+    def save(self, commit: bool = True) -> McpServer:
+        server: McpServer = super().save(commit=False)
+        if self.cleaned_data.get("clear_secrets"):
+            server.headers, server.bearer_token = {}, ""
+        if self.cleaned_data.get("headers_text") is not None:
+            server.headers = self.cleaned_data["headers_text"]
+        if self.cleaned_data.get("bearer"):
+            server.bearer_token = self.cleaned_data["bearer"]
+        if commit:
+            server.save()
+        return server
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        # Validate the headers and token that will be stored (model.clean reads them).
+        headers = self.cleaned_data.get("headers_text")
+        if headers is not None:
+            self.instance.headers = headers
+        if self.cleaned_data.get("bearer"):
+            self.instance.bearer_token = self.cleaned_data["bearer"]
+        try:
+            self.instance.clean()
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                target = {"headers": "headers_text", "bearer_token": "bearer"}.get(field, field)
+                self.add_error(target if target in self.fields else None, errors)
+
+
+@admin.register(McpServer)
+class McpServerAdmin(admin.ModelAdmin):
+    form = McpServerForm
+    list_display = ("name", "url", "enabled", "agents_list", "secrets", "updated_at")
+    list_filter = ("enabled",)
+    search_fields = ("name", "url")
+    readonly_fields = ("stored_secrets", "created_at", "updated_at")
+    fields = (
+        "name",
+        "url",
+        "enabled",
+        "agents",
+        "stored_secrets",
+        "headers_text",
+        "bearer",
+        "clear_secrets",
+        "created_at",
+        "updated_at",
+    )
+
+    @admin.display(description=_("agents"))
+    def agents_list(self, obj: McpServer) -> str:
+        return ", ".join(obj.agents or []) or "—"
+
+    @admin.display(description=_("secrets"))
+    def secrets(self, obj: McpServer) -> str:
+        """Header names only: a value is never shown back."""
+        return ", ".join(obj.masked_headers()) or "—"
+
+    @admin.display(description=_("stored headers"))
+    def stored_secrets(self, obj: McpServer) -> str:
+        shown = obj.masked_headers()
+        return format_html_join(", ", "{}: {}", shown.items()) if shown else "—"

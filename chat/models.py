@@ -14,6 +14,7 @@ from chat.core.models import (
     RunStatus,
     StopReason,
 )
+from chat.mcphost.models import McpServer
 from chat.skills.models import Skill
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ApiToken",
     "Conversation",
     "Event",
+    "McpServer",
     "Message",
     "Role",
     "Run",

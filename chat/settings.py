@@ -339,6 +339,14 @@ LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
+# MCP servers as tool sources (chat/mcphost). A tool call fails with MCP_TIMEOUT after
+# MCP_TOOL_TIMEOUT seconds of a silent server; the clock stops while a person answers the
+# server's elicitation (bounded by MCP_ELICITATION_TIMEOUT instead). Connecting gives up
+# after MCP_CONNECT_TIMEOUT. Tool listings are cached MCP_TOOLS_CACHE_SECONDS (and
+# refreshed at once when the server's row changes).
+MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", "60"))
+MCP_CONNECT_TIMEOUT = float(os.environ.get("MCP_CONNECT_TIMEOUT", "5"))
+MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
 # Lifetime of a run's MCP / skill identity tokens (seconds).
 RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
 # Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).

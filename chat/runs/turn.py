@@ -42,6 +42,7 @@ from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
 from chat.core.models import Role, Run
 from chat.core.services import event_emit, message_create
+from chat.mcphost.tools import Note, mcp_tools
 from chat.runs.errors import RunFailed
 from chat.runs.resume import (
     AttemptSuperseded,
@@ -151,6 +152,23 @@ class RunSink:
             return event.stop_reason
         return None
 
+    def note(self, note: Note) -> None:
+        """An MCP server skipped for this turn, shown like a failed tool call (the model
+        never sees it: its tools are simply not offered)."""
+        call_id = f"mcp_list_{note.server}_{self.resume.attempt}"
+        name = f"{note.server}__*"
+        self.emit("tool_call", {"tool_call_id": call_id, "name": name, "arguments": "{}"})
+        result = {
+            "success": False,
+            "status": "error",
+            "error_code": note.code,
+            "message": f"{note.message} Its tools are not offered in this turn.",
+        }
+        self.emit(
+            "tool_result",
+            {"tool_call_id": call_id, "name": name, "success": False, "result": result},
+        )
+
     def tool_call(self, event: ToolCallEvent) -> None:
         call = event.call
         if call.id not in self.resume.announced:
@@ -252,10 +270,15 @@ def turn_drive(
         },
         start=resume.state,
     )
-    sink = RunSink(run, resume, {tool.name: tool for tool in TOOLS})
+    # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones.
+    listing = mcp_tools(conversation.agent)
+    tools = TOOLS + listing.tools
+    sink = RunSink(run, resume, {tool.name: tool for tool in tools})
+    for note in listing.notes:
+        sink.note(note)
     events = run_loop(
         client=client,
-        tools=journaled_tools(TOOLS, resume),
+        tools=journaled_tools(tools, resume),
         messages=context_messages(conversation=conversation),
         config=config,
         cancelled=sink.cancelled,

@@ -1,0 +1,281 @@
+"""Talk to one MCP server with the official `mcp` SDK client: list its tools, call one.
+
+The agent runs synchronously (a run's worker thread, a Celery task, or inline in a
+request), so each operation is one `anyio.run` of the async SDK client: connect, do the
+one thing, disconnect. Nothing is kept between calls, so a dead or restarted server costs
+one failed call, never a stuck connection.
+
+Timeouts (issue #15 §4). A person answering a server's elicitation may take as long as
+MCP_ELICITATION_TIMEOUT (30 minutes by default) while the `tools/call` request waits; a
+server that simply does not answer must still fail in reasonable time. So:
+- connecting gives up after MCP_CONNECT_TIMEOUT;
+- each operation has a `Budget` of MCP_TOOL_TIMEOUT seconds that runs only while we wait
+  on the *server*: the elicitation callback pauses it while a person is answering (the
+  SDK's own `read_timeout_seconds` would keep running and cut the person off, so it is
+  not used);
+- the HTTP read timeout is only a backstop, longer than the elicitation limit plus the
+  budget, because an SSE response stream is legitimately idle while a person answers.
+
+Protocol era: the client uses the initialize handshake (`mode="legacy"`, 2025-11-25).
+On a 2026-07-28 connection a server's `ctx.elicit(...)` (the SDK's high-level server) has
+no back-channel and fails; with the handshake, elicitation works with every current
+server. The capability (form and URL mode) is advertised by the SDK when an
+`elicitation_callback` is given, i.e. only when the chat can ask a person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+import mcp_types as types
+from django.conf import settings
+from mcp import Client
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Stable codes of the errors a call can end with; the model sees them as `error_code`.
+MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
+MCP_TIMEOUT = "MCP_TIMEOUT"
+MCP_PROTOCOL_ERROR = "MCP_PROTOCOL_ERROR"
+MCP_URL_ELICITATION_REQUIRED = "MCP_URL_ELICITATION_REQUIRED"
+
+
+class McpHostError(Exception):
+    """One MCP operation failed: a stable `code` and a message fit for the model and a log
+    line (never a header value: those are not in any message)."""
+
+    def __init__(self, code: str, message: str, *, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a server is and what to send it. `headers` hold secrets: `repr` hides them."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+ElicitFn = Callable[
+    [types.ElicitRequestParams, "Budget"], Awaitable[types.ElicitResult | types.ErrorData]
+]
+CompleteFn = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the server may ask of the chat during a call: an elicitation (`elicit`, which
+    must pause the budget while a person answers) and the URL-mode completion
+    notification (`elicitation_complete(elicitation_id)`)."""
+
+    elicit: ElicitFn | None = None
+    elicitation_complete: CompleteFn | None = None
+
+
+class Budget:
+    """Seconds an operation may spend waiting on the server; paused while on a person.
+
+    `scope()` arms it around the operation (raising `TimeoutError` when it runs out);
+    `paused()` stops the clock for a block (nestable: concurrent elicitations)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.remaining = seconds
+        self.pauses = 0
+        self._scope: anyio.CancelScope | None = None
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        with anyio.CancelScope(deadline=anyio.current_time() + self.remaining) as scope:
+            self._scope = scope
+            try:
+                yield
+            finally:
+                self._scope = None
+        if scope.cancelled_caught:
+            raise TimeoutError
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        scope = self._scope
+        if scope is not None and not self.pauses:
+            self.remaining = max(scope.deadline - anyio.current_time(), 0.0)
+            scope.deadline = math.inf
+        self.pauses += 1
+        try:
+            yield
+        finally:
+            self.pauses -= 1
+            if scope is not None and not self.pauses:
+                scope.deadline = anyio.current_time() + self.remaining
+
+
+def elicitation_limit() -> float:
+    """The longest a person may take to answer (the elicitation card owns the setting)."""
+    return float(getattr(settings, "MCP_ELICITATION_TIMEOUT", 1800))
+
+
+def http_timeout() -> httpx2.Timeout:
+    connect = settings.MCP_CONNECT_TIMEOUT
+    backstop = elicitation_limit() + settings.MCP_TOOL_TIMEOUT + 60
+    return httpx2.Timeout(backstop, connect=connect, pool=connect)
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(endpoint: Endpoint) -> AsyncIterator[Any]:
+    async with (
+        httpx2.AsyncClient(headers=dict(endpoint.headers), timeout=http_timeout()) as http,
+        streamable_http_client(endpoint.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def _target(endpoint: Endpoint) -> Any:
+    if endpoint.url.startswith("builtin:"):
+        from chat.mcphost.demo import builtin_server
+
+        return builtin_server(endpoint.url.removeprefix("builtin:"))
+    return _http_transport(endpoint)
+
+
+@contextlib.asynccontextmanager
+async def _connected(endpoint: Endpoint, budget: Budget, hooks: Hooks) -> AsyncIterator[Client]:
+    elicitation_callback = None
+    if hooks.elicit is not None:
+        elicit = hooks.elicit
+
+        async def elicitation_callback(
+            _ctx: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult | types.ErrorData:
+            return await elicit(params, budget)
+
+    async def message_handler(message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            logger.info("MCP server %s: transport error %s", endpoint.name, type(message).__name__)
+            return
+        notification = getattr(message, "root", message)
+        complete = hooks.elicitation_complete
+        if isinstance(notification, types.ElicitCompleteNotification) and complete is not None:
+            await complete(notification.params.elicitation_id)
+
+    client = Client(
+        _target(endpoint),
+        mode="legacy",
+        elicitation_callback=elicitation_callback,
+        message_handler=message_handler,
+        cache=None,
+    )
+    async with client:
+        yield client
+
+
+def _error(endpoint: Endpoint, exc: BaseException) -> McpHostError:
+    """The stable error for what an operation raised."""
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        return _error(endpoint, inner[0] if inner else exc.exceptions[0])
+    if isinstance(exc, McpHostError):
+        return exc
+    if isinstance(exc, TimeoutError):
+        return McpHostError(MCP_TIMEOUT, f"The MCP server {endpoint.name} did not answer in time.")
+    if isinstance(exc, MCPError):
+        if exc.code == types.URL_ELICITATION_REQUIRED:
+            return McpHostError(MCP_URL_ELICITATION_REQUIRED, exc.message, data=exc.data)
+        if exc.code == types.CONNECTION_CLOSED:
+            return McpHostError(
+                MCP_UNAVAILABLE, f"The MCP server {endpoint.name} closed the connection."
+            )
+        return McpHostError(
+            MCP_PROTOCOL_ERROR, f"The MCP server {endpoint.name} answered an error: {exc.message}"
+        )
+    if isinstance(exc, httpx2.HTTPError | OSError | anyio.BrokenResourceError | anyio.EndOfStream):
+        return McpHostError(
+            MCP_UNAVAILABLE,
+            f"The MCP server {endpoint.name} can't be reached ({type(exc).__name__}).",
+        )
+    return McpHostError(
+        MCP_PROTOCOL_ERROR,
+        f"Talking to the MCP server {endpoint.name} failed ({type(exc).__name__}).",
+    )
+
+
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from synchronous code.
+
+    A run's worker thread and a Celery task have no event loop; the inline runner may be
+    called from async code (a test, an ASGI view's sync_to_async thread has none either),
+    and then the coroutine runs on a thread of its own."""
+
+    async def main() -> T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(main)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcp") as pool:
+        return pool.submit(anyio.run, main).result()
+
+
+def _operate(
+    endpoint: Endpoint, hooks: Hooks, work: Callable[[Client], Awaitable[T]], seconds: float
+) -> T:
+    budget = Budget(seconds)
+
+    async def operation() -> T:
+        with budget.scope():
+            async with _connected(endpoint, budget, hooks) as client:
+                return await work(client)
+
+    try:
+        return run_sync(operation)
+    except (Exception, BaseExceptionGroup) as exc:
+        error = _error(endpoint, exc)
+        logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
+        raise error from exc
+
+
+def tools_list(endpoint: Endpoint) -> list[types.Tool]:
+    """Every tool the server lists (all pages). Raises `McpHostError`."""
+
+    async def work(client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _page in range(50):  # a paginator that never ends can't hang a turn
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    return _operate(endpoint, Hooks(), work, settings.MCP_TOOL_TIMEOUT)
+
+
+def tool_call(
+    endpoint: Endpoint, name: str, arguments: dict[str, Any], hooks: Hooks | None = None
+) -> types.CallToolResult:
+    """Call one tool; a server error result comes back as the result (`is_error`), a
+    failure to get one raises `McpHostError`."""
+
+    async def work(client: Client) -> types.CallToolResult:
+        return await client.call_tool(name, arguments)
+
+    return _operate(endpoint, hooks or Hooks(), work, settings.MCP_TOOL_TIMEOUT)

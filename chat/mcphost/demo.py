@@ -1,0 +1,80 @@
+"""The bundled demo MCP server: a restaurant that asks the person through elicitations.
+
+`reserve_table` asks with a form (date, party size, seating, dietary needs, newsletter);
+`verify_email` asks in URL mode and then tells the client the step is complete.
+
+How it is reachable without configuration: it runs *in process*. An admin registers it
+with the URL `builtin:demo` (only admins set URLs, and only names in
+`models.BUILTIN_SERVERS` are accepted), and the host's client connects to the server
+object through the SDK's in-memory transport (`mcp.Client(server)`) instead of HTTP. That
+needs no port, no extra ASGI mount, no loopback request from a worker back into the web
+process (which would deadlock a single-worker `make run` and fail under Celery workers
+that have no web server), and it works the same with the thread, inline and Celery
+runners and in tests. The same object can still be served over HTTP for manual testing:
+`server.streamable_http_app()`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from typing import Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field
+
+INFO_URL = "https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"
+
+server = MCPServer(
+    "demo",
+    instructions="A demo restaurant: reserve a table, verify an email address.",
+)
+
+
+class Reservation(BaseModel):
+    date: dt.date = Field(description="Which day?")
+    party_size: int = Field(description="How many people?", ge=1, le=12)
+    seating: Literal["indoor", "terrace", "bar"] = Field(
+        default="indoor", description="Where would you like to sit?"
+    )
+    dietary: list[Literal["vegetarian", "vegan", "gluten-free", "nut allergy"]] = Field(
+        default_factory=list, description="Any dietary needs?"
+    )
+    newsletter: bool = Field(default=False, description="Send me the monthly newsletter")
+
+
+@server.tool()
+async def reserve_table(ctx: Context, restaurant: str = "Chez MCP") -> str:
+    """Reserve a table: asks the person for the date, party size, seating and dietary needs."""
+    answer = await ctx.elicit(f"Reserve a table at {restaurant}", Reservation)
+    if answer.action != "accept":
+        return f"No reservation made (the person chose {answer.action})."
+    data = answer.data
+    needs = ", ".join(data.dietary) or "none"
+    return (
+        f"Reserved a table at {restaurant} for {data.party_size} on {data.date.isoformat()} "
+        f"({data.seating}); dietary needs: {needs}; newsletter: "
+        f"{'yes' if data.newsletter else 'no'}. Reference {secrets.token_hex(3).upper()}."
+    )
+
+
+@server.tool()
+async def verify_email(ctx: Context, email: str) -> str:
+    """Verify an email address: sends the person to a page outside the chat (URL mode)."""
+    elicitation_id = "verify-" + secrets.token_hex(6)
+    answer = await ctx.elicit_url(
+        f"Open the link to confirm {email} (a demo page about URL-mode elicitation).",
+        INFO_URL,
+        elicitation_id,
+    )
+    if answer.action != "accept":
+        return f"{email} was not verified (the person chose {answer.action})."
+    await ctx.request_context.session.send_elicit_complete(elicitation_id)
+    return f"{email} is verified."
+
+
+def builtin_server(name: str) -> MCPServer:
+    """The in-process server behind `builtin:NAME`."""
+    if name != "demo":
+        raise LookupError(f"No built-in MCP server {name!r}.")
+    return server

@@ -1,0 +1,96 @@
+"""The SDK client against real MCP servers: listing, calls, failures, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import mcp_types as types
+import pytest
+
+from chat.mcphost import client
+from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
+from tests.support.mcp_servers import dying_server, free_port
+
+
+def test_lists_the_tools(server_url):
+    names = {tool.name for tool in client.tools_list(Endpoint("t", server_url))}
+    assert {"add", "book", "login", "slow", "fail", "die"} <= names
+
+
+def test_calls_a_tool(server_url):
+    result = client.tool_call(Endpoint("t", server_url), "add", {"a": 2, "b": 3})
+    assert not result.is_error and result.content[0].text == "5"
+
+
+def test_a_raising_tool_is_an_error_result(server_url):
+    result = client.tool_call(Endpoint("t", server_url), "fail", {})
+    assert result.is_error and "the tool broke" in result.content[0].text
+
+
+def test_a_server_that_is_down_is_unavailable():
+    with pytest.raises(McpHostError) as info:
+        client.tool_call(Endpoint("down", f"http://127.0.0.1:{free_port()}/mcp"), "add", {})
+    assert info.value.code == client.MCP_UNAVAILABLE
+
+
+def test_a_slow_server_times_out(server_url, settings):
+    settings.MCP_TOOL_TIMEOUT = 0.5
+    with pytest.raises(McpHostError) as info:
+        client.tool_call(Endpoint("t", server_url), "slow", {"seconds": 10})
+    assert info.value.code == client.MCP_TIMEOUT
+
+
+def test_a_server_that_dies_mid_call_fails_the_call_not_the_caller(settings):
+    settings.MCP_TOOL_TIMEOUT = 10
+    with dying_server() as (url, _process), pytest.raises(McpHostError) as info:
+        client.tool_call(Endpoint("dying", url), "die", {})
+    assert info.value.code in {client.MCP_UNAVAILABLE, client.MCP_TIMEOUT}
+
+
+def test_the_budget_stops_while_a_person_answers(server_url, settings):
+    """The person takes longer than the whole tool timeout: the call still succeeds."""
+    settings.MCP_TOOL_TIMEOUT = 0.5
+
+    async def elicit(params, budget: Budget):
+        assert isinstance(params, types.ElicitRequestFormParams)
+        assert set(params.requested_schema["properties"]) == {"size", "seating"}
+        with budget.paused():
+            await asyncio.sleep(1.2)
+        return types.ElicitResult(action="accept", content={"size": 3, "seating": "outdoor"})
+
+    result = client.tool_call(Endpoint("t", server_url), "book", {}, Hooks(elicit=elicit))
+    assert result.content[0].text == "booked 3 outdoor"
+
+
+def test_url_mode_and_its_completion_notification(server_url):
+    completed: list[str] = []
+
+    async def elicit(params, budget):
+        assert isinstance(params, types.ElicitRequestURLParams)
+        assert (params.url, params.elicitation_id) == ("https://example.test/sign-in", "el-42")
+        return types.ElicitResult(action="accept")
+
+    async def complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+
+    hooks = Hooks(elicit=elicit, elicitation_complete=complete)
+    result = client.tool_call(Endpoint("t", server_url), "login", {}, hooks)
+    assert result.content[0].text == "login: accept"
+    assert completed == ["el-42"]
+
+
+def test_without_hooks_the_server_is_told_elicitation_is_unsupported(server_url):
+    with pytest.raises(McpHostError) as info:
+        client.tool_call(Endpoint("t", server_url), "book", {})
+    assert info.value.code == client.MCP_PROTOCOL_ERROR
+    assert "Elicitation not supported" in info.value.message
+
+
+def test_headers_are_not_in_the_endpoint_repr():
+    assert "s3cret" not in repr(Endpoint("t", "http://x", {"X-Key": "s3cret"}))
+
+
+async def test_runs_from_async_code_too(server_url):
+    """The inline runner may be called from a coroutine: no 'loop already running'."""
+    result = client.tool_call(Endpoint("t", server_url), "add", {"a": 1, "b": 1})
+    assert result.content[0].text == "2"

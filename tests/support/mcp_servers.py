@@ -1,0 +1,140 @@
+"""Real MCP servers for tests, written with the official SDK's high-level server.
+
+`serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
+URL; `dying_server()` runs one in a subprocess whose `die` tool kills its own process
+mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Literal
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+
+class Booking(BaseModel):
+    size: int = Field(description="How many people?")
+    seating: Literal["indoor", "outdoor"] = "indoor"
+
+
+def make_server() -> MCPServer:
+    server = MCPServer("test")
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool()
+    async def book(ctx: Context) -> str:
+        """Asks the person with a form."""
+        answer = await ctx.elicit("How many of you?", Booking)
+        if answer.action == "accept":
+            return f"booked {answer.data.size} {answer.data.seating}"
+        return f"not booked: {answer.action}"
+
+    @server.tool()
+    async def login(ctx: Context) -> str:
+        """Sends the person to a URL, then reports completion."""
+        answer = await ctx.elicit_url("Sign in", "https://example.test/sign-in", "el-42")
+        if answer.action == "accept":
+            await ctx.request_context.session.send_elicit_complete("el-42")
+        return f"login: {answer.action}"
+
+    @server.tool()
+    async def slow(seconds: float = 30) -> str:
+        """Takes its time."""
+        await asyncio.sleep(seconds)
+        return "finally"
+
+    @server.tool()
+    async def fail() -> str:
+        """Raises."""
+        raise ToolError("the tool broke")
+
+    @server.tool(name="a_tool_name_far_too_long_to_fit_the_openai_function_name_limit")
+    async def long_name() -> str:
+        """Never offered with a prefix."""
+        return "x"
+
+    @server.tool()
+    async def die() -> str:
+        """Kills its own process mid-call."""
+        os._exit(1)
+
+    return server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(server: MCPServer) -> Iterator[str]:
+    """Serve `server` (streamable HTTP) on loopback in a thread; yields its URL."""
+    port = free_port()
+    config = uvicorn.Config(
+        server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning"
+    )
+    web = uvicorn.Server(config)
+    thread = threading.Thread(target=web.run, daemon=True, name=f"mcp-test-{port}")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not web.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test MCP server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        web.should_exit = True
+        thread.join(5)
+
+
+@contextlib.contextmanager
+def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The test server in a subprocess (its `die` tool ends the process); yields its URL
+    and the process (to kill it while a call is pending)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the dying MCP server did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(5)
+
+
+if __name__ == "__main__":
+    config = uvicorn.Config(
+        make_server().streamable_http_app(),
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        log_level="warning",
+    )
+    uvicorn.Server(config).run()
