@@ -303,6 +303,14 @@ print(json.dumps({
 """
 
 
+RUNS_OF = """
+import json
+from chat.core.models import Run
+print(json.dumps(list(Run.objects.filter(conversation_id={cid}).values_list(
+    "id", "status", "attempts", "worker", "error"))))
+"""
+
+
 async def trivial_rps(base: str, concurrency: int, seconds: float) -> float:
     """Requests/s of /livez with the same concurrency: the machine's yardstick."""
     done = 0
@@ -427,7 +435,11 @@ async def drive(
     if args.kill_worker:
         killed = server.kill_one_worker()
     if victim is not None:
-        mid_turn = await kill_mid_turn(server, victim)
+        try:
+            mid_turn = await kill_mid_turn(server, victim)
+        except Exception as exc:  # reported with the run's state, not a crashed load run
+            runs = await asyncio.to_thread(server.json, RUNS_OF.format(cid=victim.conversation_id))
+            stats.errors.append(f"mid-turn kill: {type(exc).__name__}: {exc}; runs {runs}")
     await asyncio.gather(*tasks)
     await injecting
     elapsed = time.monotonic() - started

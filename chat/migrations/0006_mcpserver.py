@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0004_run_attempts'),
+        ('chat', '0005_run_dispatched_at'),
     ]
 
     operations = [
