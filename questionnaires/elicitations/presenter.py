@@ -130,6 +130,7 @@ def elicitation_card(
         status=status,
         expires_at=row.expires_at,
         refused_reason=row.refused_reason,
+        error=draft.error if draft else "",  # a refusal says why, on any state
     )
     if row.mode == "url":
         return replace(card, url=url_parts(row.url), openable=url_is_openable(row.url))
@@ -146,7 +147,7 @@ def elicitation_card(
         if draft is not None:
             errors = draft.fields
             views = tuple(replace(v, error=errors.get(v.name[7:], "")) for v in views)
-        return replace(card, fields=views, error=draft.error if draft else "")
+        return replace(card, fields=views)
     if status in (ElicitationStatus.ACCEPTED, ElicitationStatus.COMPLETED):
         rows = answer_rows(fields, row.content or {}, yes=_("Yes"), no=_("No"))
         return replace(card, answers=rows)

@@ -38,10 +38,11 @@ def elicitation_answer_view(
     except ChatError:
         raise Http404() from None
     draft, status = None, 200
+    actions = request.POST.getlist("action")  # two actions at once are no answer
     try:
         row = elicitation_answer(
             elicitation=row,
-            action=request.POST.get("action"),
+            action=actions[0] if len(actions) == 1 else None,
             data={k: v for k, v in request.POST.lists() if k.startswith("answer-")},
             user=request.user,
             utc_offset=_utc_offset(),

@@ -10,8 +10,10 @@ SCHEMA: dict[str, Any] = {
         "name": {"type": "string", "title": "Your name", "description": "As on the badge"},
         "age": {"type": "integer", "minimum": 0, "maximum": 150},
         "ok": {"type": "boolean", "default": True},
-        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"},
-                                             {"const": "l", "title": "Large"}]},
+        "size": {
+            "type": "string",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+        },
         "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
         "day": {"type": "string", "format": "date"},
         "email": {"type": "string", "format": "email"},

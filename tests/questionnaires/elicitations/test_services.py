@@ -37,18 +37,31 @@ def test_open_stores_a_pending_card_and_announces_its_message(conversation, pend
     remaining = (pending.expires_at - timezone.now()).total_seconds()
     assert 1790 < remaining <= 1800
     # the card's message is for people: the model's context leaves it out
-    assert all("demo" not in str(m.get("content")) for m in context_messages(conversation=conversation))
+    assert all(
+        "demo" not in str(m.get("content")) for m in context_messages(conversation=conversation)
+    )
 
 
 @pytest.mark.parametrize(
     ("overrides", "code"),
     [
-        ({"requested_schema": {"type": "object", "properties": {"x": {"type": "object"}}}},
-         "elicitation_schema_unsupported"),
-        ({"requested_schema": {"type": "object", "properties": {"apiKey": {"type": "string"}}}},
-         "elicitation_secret_field"),
-        ({"requested_schema": {"type": "object", "properties": {
-            "p": {"type": "string", "format": "password"}}}}, "elicitation_secret_field"),
+        (
+            {"requested_schema": {"type": "object", "properties": {"x": {"type": "object"}}}},
+            "elicitation_schema_unsupported",
+        ),
+        (
+            {"requested_schema": {"type": "object", "properties": {"apiKey": {"type": "string"}}}},
+            "elicitation_secret_field",
+        ),
+        (
+            {
+                "requested_schema": {
+                    "type": "object",
+                    "properties": {"p": {"type": "string", "format": "password"}},
+                }
+            },
+            "elicitation_secret_field",
+        ),
         ({"mode": "url", "url": "javascript:alert(1)"}, "elicitation_url_invalid"),
         ({"mode": "url", "url": "https://exa mple.com"}, "elicitation_url_invalid"),
         ({"mode": "telepathy"}, "elicitation_mode_unsupported"),
@@ -73,8 +86,12 @@ def test_accept_validates_and_stores_typed_content(user, pending):
 
 def test_invalid_accept_changes_nothing_and_keeps_the_input(user, pending):
     with pytest.raises(ChatError) as error:
-        elicitation_answer(elicitation=pending, action="accept",
-                           data={"answer-age": ["200"], "answer-name": ["Zed"]}, user=user)
+        elicitation_answer(
+            elicitation=pending,
+            action="accept",
+            data={"answer-age": ["200"], "answer-name": ["Zed"]},
+            user=user,
+        )
     assert error.value.code == "elicitation_answer_invalid"
     assert set(error.value.details["fields"]) == {"age"}
     assert error.value.details["values"]["name"] == ["Zed"]

@@ -19,8 +19,14 @@ from questionnaires.protocol.elicitation_schema import (
 SCHEMA = {
     "type": "object",
     "properties": {
-        "name": {"type": "string", "title": "Your name", "description": "As on the badge",
-                 "minLength": 2, "maxLength": 20, "default": "Ann"},
+        "name": {
+            "type": "string",
+            "title": "Your name",
+            "description": "As on the badge",
+            "minLength": 2,
+            "maxLength": 20,
+            "default": "Ann",
+        },
         "email": {"type": "string", "format": "email"},
         "site": {"type": "string", "format": "uri"},
         "day": {"type": "string", "format": "date", "default": "2025-01-02"},
@@ -30,20 +36,41 @@ SCHEMA = {
         "score": {"type": "number", "minimum": 0.5, "maximum": 9.5, "default": 1.5},
         "ok": {"type": "boolean", "default": True},
         "color": {"type": "string", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
-        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"},
-                                             {"const": "l", "title": "Large"}], "default": "l"},
-        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]},
-                 "minItems": 1, "maxItems": 2, "default": ["a"]},
-        "pets": {"type": "array", "items": {"anyOf": [{"const": "cat", "title": "Cat"},
-                                                      {"const": "dog", "title": "Dog"}]}},
+        "size": {
+            "type": "string",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "l",
+        },
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b", "c"]},
+            "minItems": 1,
+            "maxItems": 2,
+            "default": ["a"],
+        },
+        "pets": {
+            "type": "array",
+            "items": {
+                "anyOf": [{"const": "cat", "title": "Cat"}, {"const": "dog", "title": "Dog"}]
+            },
+        },
     },
     "required": ["name", "age", "tags"],
 }
 GOOD = {
-    "answer-name": ["Bob"], "answer-email": ["b@example.com"], "answer-site": ["https://x.org"],
-    "answer-day": ["2025-02-03"], "answer-at": ["2025-02-03T10:30"], "answer-code": ["ABC"],
-    "answer-age": ["42"], "answer-score": ["2.5"], "answer-ok": ["true"], "answer-color": ["g"],
-    "answer-size": ["s"], "answer-tags": ["a", "b"], "answer-pets": ["dog"],
+    "answer-name": ["Bob"],
+    "answer-email": ["b@example.com"],
+    "answer-site": ["https://x.org"],
+    "answer-day": ["2025-02-03"],
+    "answer-at": ["2025-02-03T10:30"],
+    "answer-code": ["ABC"],
+    "answer-age": ["42"],
+    "answer-score": ["2.5"],
+    "answer-ok": ["true"],
+    "answer-color": ["g"],
+    "answer-size": ["s"],
+    "answer-tags": ["a", "b"],
+    "answer-pets": ["dog"],
 }
 
 
@@ -56,9 +83,19 @@ def fields():
 def test_every_type_of_the_subset_is_read():
     kinds = {f.name: f.kind for f in fields()}
     assert kinds == {
-        "name": "string", "email": "string", "site": "string", "day": "string", "at": "string",
-        "code": "string", "age": "integer", "score": "number", "ok": "boolean",
-        "color": "select", "size": "select", "tags": "multiselect", "pets": "multiselect",
+        "name": "string",
+        "email": "string",
+        "site": "string",
+        "day": "string",
+        "at": "string",
+        "code": "string",
+        "age": "integer",
+        "score": "number",
+        "ok": "boolean",
+        "color": "select",
+        "size": "select",
+        "tags": "multiselect",
+        "pets": "multiselect",
     }
     by_name = {f.name: f for f in fields()}
     assert by_name["name"].title == "Your name" and by_name["email"].title == "email"
@@ -70,9 +107,19 @@ def test_good_values_become_typed_content():
     read = form_read(fields(), GOOD, utc_offset="+08:00")
     assert read.ok, read.errors
     assert read.content == {
-        "name": "Bob", "email": "b@example.com", "site": "https://x.org", "day": "2025-02-03",
-        "at": "2025-02-03T10:30:00+08:00", "code": "ABC", "age": 42, "score": 2.5, "ok": True,
-        "color": "g", "size": "s", "tags": ["a", "b"], "pets": ["dog"],
+        "name": "Bob",
+        "email": "b@example.com",
+        "site": "https://x.org",
+        "day": "2025-02-03",
+        "at": "2025-02-03T10:30:00+08:00",
+        "code": "ABC",
+        "age": 42,
+        "score": 2.5,
+        "ok": True,
+        "color": "g",
+        "size": "s",
+        "tags": ["a", "b"],
+        "pets": ["dog"],
     }
     assert validate_content(fields(), read.content) == {}
 
@@ -138,9 +185,14 @@ def test_schemas_outside_the_subset_are_refused(prop):
 
 @pytest.mark.parametrize(
     "schema",
-    [None, [], {"type": "array"}, {"type": "object", "properties": {}},
-     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},
-     {"type": "object", "properties": {"a": {"type": "string"}}, "allOf": []}],
+    [
+        None,
+        [],
+        {"type": "array"},
+        {"type": "object", "properties": {}},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "allOf": []},
+    ],
 )
 def test_broken_top_levels_are_refused(schema):
     assert not schema_check(schema).ok
@@ -187,18 +239,31 @@ def test_field_views_pick_inputs_and_defaults():
 
 
 def test_many_options_become_a_select_and_typed_values_win_over_defaults():
-    schema = {"type": "object", "properties": {
-        "n": {"type": "string", "enum": [str(i) for i in range(10)], "default": "1"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "string", "enum": [str(i) for i in range(10)], "default": "1"}
+        },
+    }
     (view,) = field_views(schema_check(schema).fields, prefix="p", values={"n": ["7"]})
     assert view.input_type == "select"
     assert [o.value for o in view.options if o.checked] == ["7"]
 
 
 def test_answer_rows_read_like_the_card():
-    rows = answer_rows(fields(), {"name": "Bob", "ok": False, "color": "g", "tags": ["a", "b"],
-                                  "age": 3}, yes="Yes", no="No")
-    assert rows == (("Your name", "Bob"), ("age", "3"), ("ok", "No"), ("color", "Green"),
-                    ("tags", "a, b"))
+    rows = answer_rows(
+        fields(),
+        {"name": "Bob", "ok": False, "color": "g", "tags": ["a", "b"], "age": 3},
+        yes="Yes",
+        no="No",
+    )
+    assert rows == (
+        ("Your name", "Bob"),
+        ("age", "3"),
+        ("ok", "No"),
+        ("color", "Green"),
+        ("tags", "a, b"),
+    )
 
 
 def test_every_code_has_both_languages():
@@ -210,8 +275,12 @@ def test_every_code_has_both_languages():
 TEXT = st.text(max_size=40)
 
 
-@given(st.dictionaries(st.sampled_from([f"answer-{f}" for f in SCHEMA["properties"]] + ["x"]),
-                       st.lists(TEXT, max_size=4)))
+@given(
+    st.dictionaries(
+        st.sampled_from([f"answer-{f}" for f in SCHEMA["properties"]] + ["x"]),
+        st.lists(TEXT, max_size=4),
+    )
+)
 def test_any_post_is_either_valid_content_or_errors_never_a_crash(data):
     read = form_read(fields(), data)
     if read.ok:
@@ -220,9 +289,13 @@ def test_any_post_is_either_valid_content_or_errors_never_a_crash(data):
         assert set(read.errors) <= set(SCHEMA["properties"])
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | TEXT,
-                    lambda inner: st.lists(inner, max_size=3)
-                    | st.dictionaries(TEXT, inner, max_size=3), max_leaves=10))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | TEXT,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+        max_leaves=10,
+    )
+)
 def test_any_json_schema_is_checked_without_a_crash(schema):
     check = schema_check({"type": "object", "properties": {"f": schema}})
     assert check.ok or check.problems
