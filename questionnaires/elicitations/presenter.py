@@ -17,7 +17,7 @@ from questionnaires.drafts import Drafts
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.elicitations.selectors import elicitations_by_message
 from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
-from questionnaires.protocol.elicitation_schema import FieldView, answer_rows, field_views
+from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from chat.core.models import Conversation, Role, Run
 from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
-from questionnaires.protocol.elicitation_schema import FieldSpec, form_read, schema_check
+from questionnaires.protocol.elicitation_form import form_read
+from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000

@@ -6,15 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from questionnaires.protocol.elicitation_schema import (
-    MESSAGES,
+from questionnaires.protocol.elicitation_form import (
     answer_rows,
-    field_message,
     field_views,
     form_read,
-    schema_check,
     validate_content,
 )
+from questionnaires.protocol.elicitation_schema import MESSAGES, field_message, schema_check
 
 SCHEMA = {
     "type": "object",
