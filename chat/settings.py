@@ -324,7 +324,13 @@ AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
 AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
 # The longest a turn may take on one worker (seconds): at the soft limit the run fails
 # with `turn_time_limit`; at the hard limit the worker process is killed.
-AGENT_TURN_SOFT_TIME_LIMIT = int(os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", "600"))
+# How long an MCP server's elicitation waits for the person (seconds) before it expires
+# and the server gets `cancel`; a turn may spend that long inside one tool call.
+MCP_ELICITATION_TIMEOUT = int(os.environ.get("MCP_ELICITATION_TIMEOUT", "1800"))
+# (at least the elicitation limit + 5 minutes, so a person is never cut off mid-answer)
+AGENT_TURN_SOFT_TIME_LIMIT = int(
+    os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", str(max(600, MCP_ELICITATION_TIMEOUT + 300)))
+)
 AGENT_TURN_TIME_LIMIT = int(
     os.environ.get("AGENT_TURN_TIME_LIMIT", str(AGENT_TURN_SOFT_TIME_LIMIT + 30))
 )

@@ -8,6 +8,7 @@ from chat.edge import api, run_identity_api, views
 from chat.skills import api as skills_api
 from questionnaires import drafts
 from questionnaires.asks import urls as structured_urls
+from questionnaires.elicitations import urls as elicitation_urls
 from questionnaires.forms import views as interactive_form_views
 from questionnaires.inline import views as questionnaire_views
 
@@ -47,6 +48,7 @@ chat_patterns = [
         name="questionnaire_submit",
     ),
     path("", include(structured_urls.page_patterns)),
+    path("", include(elicitation_urls.page_patterns)),
     path(
         "conversations/<int:conversation_id>/forms/answer",
         interactive_form_views.interactive_form_answer,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from questionnaires.models import InteractiveForm, StructuredAnswer, Submission
+from questionnaires.models import Elicitation, InteractiveForm, StructuredAnswer, Submission
 
 
 @admin.register(Submission)
@@ -24,3 +24,11 @@ class StructuredAnswerAdmin(admin.ModelAdmin):
     list_display = ("id", "conversation", "field", "value", "source", "confidence", "created_at")
     list_filter = ("source",)
     search_fields = ("field", "display_text", "raw_text")
+
+
+@admin.register(Elicitation)
+class ElicitationAdmin(admin.ModelAdmin):
+    list_display = ("id", "server_name", "mode", "status", "conversation", "created_at")
+    list_filter = ("status", "mode")
+    search_fields = ("server_name", "tool_name", "tool_call_id", "remote_id")
+    readonly_fields = ("created_at", "answered_at", "answered_by", "content")

@@ -20,6 +20,7 @@ from chat.core.models import Conversation, Message, Role
 from chat.rendering import MarkdownBudget
 from questionnaires.asks.presenters import state_panel_for
 from questionnaires.drafts import drafts_for, inline_drafts
+from questionnaires.elicitations.selectors import elicitation_pending
 from questionnaires.inline import selectors as questionnaire_selectors
 from questionnaires.inline.presenter import Draft, MessageInput, MessageState, async_calls
 from questionnaires.inline.render import RenderedMessage, render_message, render_messages
@@ -226,6 +227,7 @@ def conversation_context(
         "last_event_id": last_event_id,
         "panel": state_panel_for(conversation=conversation),
         "run": selectors.run_latest(conversation=conversation),
+        "waiting_for_person": elicitation_pending(conversation_id=conversation.pk) is not None,
         "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk),
     }
 

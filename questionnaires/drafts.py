@@ -2,7 +2,7 @@
 submit it, so a reload, another tab or another device shows it again (per user, per card).
 
 A card names itself with a key — `q:<questionnaire id>` (inline cards), `form:<ask id>`
-(deferred forms), `ask:<message id>` (structured asks) — and its form posts its fields
+(deferred forms), `ask:<message id>` (structured asks), `elic:<elicitation id>` (MCP elicitations) — and its form posts its fields
 here as the person types (debounced). Rendering restores them; answering the card, by
 any path, deletes them.
 """
@@ -25,7 +25,7 @@ from chat.core.models import Conversation
 
 MAX_DRAFT_CHARS = 50_000
 MAX_FIELDS = 200
-KEY = re.compile(r"^(q|form|ask):[\w.:-]{1,200}$")
+KEY = re.compile(r"^(q|form|ask|elic):[\w.:-]{1,200}$")
 IGNORED = frozenset({"csrfmiddlewaretoken", "card_key"})
 
 

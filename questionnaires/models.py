@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.drafts import CardDraft
+from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.forms.models import FormStatus, InteractiveForm
 from questionnaires.inline.models import Submission
 
-__all__ = ["CardDraft", "FormStatus", "InteractiveForm", "StructuredAnswer", "Submission"]
+__all__ = [
+    "CardDraft",
+    "Elicitation",
+    "ElicitationStatus",
+    "FormStatus",
+    "InteractiveForm",
+    "StructuredAnswer",
+    "Submission",
+]

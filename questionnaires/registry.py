@@ -18,6 +18,7 @@ from typing import Any
 from chat.core.models import Conversation, Message
 from questionnaires.asks.presenters import ask_cards_for
 from questionnaires.drafts import Drafts
+from questionnaires.elicitations.presenter import card_live, elicitation_cards_for
 from questionnaires.forms.presenter import form_cards_for
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,10 @@ class Card:
 
     @property
     def state(self) -> str:
-        return REGISTRY[self.kind].state_letter if self.live else ""
+        kind = REGISTRY[self.kind]
+        if kind.state_of is not None:
+            return kind.state_of(self.view)
+        return kind.state_letter if self.live else ""
 
 
 # (conversation, messages, drafts) -> {message id: [view, ...]}; view -> still answerable?
@@ -55,6 +59,9 @@ class CardKind:
     # get the message again (locked) once it is answered; "" when the kind refreshes
     # itself (asks keep what the user typed, see chat/asks/_frame.html).
     state_letter: str = ""
+    # For kinds whose live card goes through several states (an opened link waiting for
+    # its completion): the letter from the view itself.
+    state_of: Callable[[Any], str] | None = None
 
 
 KINDS: tuple[CardKind, ...] = (
@@ -65,6 +72,13 @@ KINDS: tuple[CardKind, ...] = (
         form_cards_for,
         lambda v: bool(v.answerable),
         state_letter="f",
+    ),
+    CardKind(
+        "elicitation",
+        "questionnaires/cards/elicitation.html",
+        elicitation_cards_for,
+        card_live,
+        state_of=lambda v: str(v.state_letter),
     ),
 )
 REGISTRY: dict[str, CardKind] = {kind.name: kind for kind in KINDS}

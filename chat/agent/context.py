@@ -17,7 +17,8 @@ from chat.core.models import Conversation, Message, Role
 from questionnaires.protocol import system_prompt
 
 # Message kinds (metadata["kind"]) that never go to the model.
-EXCLUDED_KINDS = frozenset({"run_error"})
+# An elicitation card's message is for people: the tool result carries the answer.
+EXCLUDED_KINDS = frozenset({"run_error", "elicitation"})
 
 
 def system_prompt_for(lang: str) -> str:

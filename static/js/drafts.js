@@ -10,6 +10,8 @@
   function cardKey(form) {
     var questionnaire = form.querySelector('input[name="questionnaire_id"]');
     if (questionnaire && questionnaire.value) return "q:" + questionnaire.value;
+    var elicitation = form.querySelector('input[name="elicitation_id"]');
+    if (elicitation && elicitation.value) return "elic:" + elicitation.value;
     var ask = form.querySelector('input[name="ask_id"]');
     if (ask && ask.value) return "form:" + ask.value;
     var match = (form.getAttribute("action") || "").match(/\/asks\/(\d+)\/answer$/);

@@ -1,0 +1,159 @@
+"""View models of elicitation cards, computed before rendering (one query per batch)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from chat.core.models import Conversation, Message
+from questionnaires.drafts import Drafts
+from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from questionnaires.elicitations.selectors import elicitations_by_message
+from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
+from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
+
+
+@dataclass(frozen=True)
+class UrlParts:
+    """A URL split for display: the host (ASCII / punycode) is what gets highlighted."""
+
+    before: str
+    host: str
+    after: str
+
+
+@dataclass(frozen=True)
+class ElicitationDraft:
+    """A refused submit: what was typed (`answer-<field>` → values) and the messages."""
+
+    values: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    fields: Mapping[str, str] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ElicitationCard:
+    id: int
+    conversation_id: int
+    message_id: int
+    server_name: str
+    tool_name: str
+    mode: str
+    prompt: str
+    status: str  # as stored, except a pending one past its time shows "expired"
+    expires_at: datetime
+    fields: tuple[FieldView, ...] = ()
+    answers: tuple[tuple[str, str], ...] = ()
+    typed: tuple[tuple[str, str], ...] = ()  # an expired / cancelled card's draft
+    url: UrlParts | None = None
+    openable: bool = False
+    refused_reason: str = ""
+    error: str = ""
+
+    @property
+    def answerable(self) -> bool:
+        return self.status == ElicitationStatus.PENDING
+
+    @property
+    def state_letter(self) -> str:
+        """ "e" while answerable, "u" while an opened link waits for its completion."""
+        if self.answerable:
+            return "e"
+        return "u" if self.mode == "url" and self.status == ElicitationStatus.ACCEPTED else ""
+
+    @property
+    def dom_id(self) -> str:
+        return f"elic-{self.id}"
+
+    @property
+    def submit_url(self) -> str:
+        return reverse("chat:elicitation_answer", args=[self.conversation_id, self.id])
+
+    @property
+    def expires_iso(self) -> str:
+        return self.expires_at.isoformat()
+
+
+def url_parts(url: str) -> UrlParts:
+    """Split `url` around its host, shown as ASCII (IDN hosts as punycode)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        ascii_host = host.encode("idna").decode("ascii") if host else ""
+    except (ValueError, UnicodeError):
+        return UrlParts(url, "", "")
+    netloc = parts.netloc
+    start = len(parts.scheme) + 3 if url.startswith(f"{parts.scheme}://") else 0
+    userinfo = netloc.rpartition("@")[0] + "@" if "@" in netloc else ""
+    port = f":{parts.port}" if parts.port else ""
+    before = url[:start] + userinfo
+    return UrlParts(before, ascii_host, port + url[start + len(netloc) :])
+
+
+def elicitation_cards_for(
+    *,
+    conversation: Conversation,
+    messages: Sequence[Message],
+    drafts: Drafts | None = None,
+    draft: ElicitationDraft | None = None,
+) -> dict[int, list[ElicitationCard]]:
+    """Elicitation cards by message id (the registry's presenter). `draft` (a refused
+    submit) applies to a pending card."""
+    rows = elicitations_by_message(message_ids=[m.pk for m in messages])
+    return {
+        message_id: [elicitation_card(row, drafts=drafts or {}, draft=draft)]
+        for message_id, row in rows.items()
+    }
+
+
+def elicitation_card(
+    row: Elicitation, *, drafts: Drafts | None = None, draft: ElicitationDraft | None = None
+) -> ElicitationCard:
+    status = row.status
+    if status == ElicitationStatus.PENDING and row.expires_at <= timezone.now():
+        status = ElicitationStatus.EXPIRED
+    card = ElicitationCard(
+        id=row.pk,
+        conversation_id=row.conversation_id,
+        message_id=row.message_id,
+        server_name=row.server_name,
+        tool_name=row.tool_name,
+        mode=row.mode,
+        prompt=row.prompt,
+        status=status,
+        expires_at=row.expires_at,
+        refused_reason=row.refused_reason,
+        error=draft.error if draft else "",  # a refusal says why, on any state
+    )
+    if row.mode == "url":
+        return replace(card, url=url_parts(row.url), openable=url_is_openable(row.url))
+    if status == ElicitationStatus.REFUSED:
+        return card
+    fields = fields_of(row)
+    saved = (drafts or {}).get(card_key(row.pk))
+    typed = {k.removeprefix("answer-"): v for k, v in (saved or {}).items()}
+    if draft is not None:
+        typed = {k.removeprefix("answer-"): list(v) for k, v in draft.values.items()}
+    if status == ElicitationStatus.PENDING:
+        lang = translation.get_language() or "en"
+        views = field_views(fields, prefix=card.dom_id, values=typed or None, lang=lang)
+        if draft is not None:
+            errors = draft.fields
+            views = tuple(replace(v, error=errors.get(v.name[7:], "")) for v in views)
+        return replace(card, fields=views)
+    if status in (ElicitationStatus.ACCEPTED, ElicitationStatus.COMPLETED):
+        rows = answer_rows(fields, row.content or {}, yes=_("Yes"), no=_("No"))
+        return replace(card, answers=rows)
+    shown = tuple((f.title, ", ".join(typed[f.name])) for f in fields if any(typed.get(f.name, ())))
+    return replace(card, typed=shown)
+
+
+def card_live(view: Any) -> bool:
+    return bool(view.state_letter)

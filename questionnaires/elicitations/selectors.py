@@ -1,0 +1,46 @@
+"""Reads for MCP elicitations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError
+from chat.core.models import Conversation
+from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+
+
+def elicitation_get(*, conversation: Conversation, elicitation_id: Any) -> Elicitation:
+    """The conversation's elicitation; 404 `elicitation_not_found` for any other id."""
+    try:
+        return Elicitation.objects.select_related("message").get(
+            conversation=conversation, pk=int(elicitation_id)
+        )
+    except (Elicitation.DoesNotExist, ValueError, TypeError):
+        raise ChatError(
+            "elicitation_not_found", _("That request for input doesn't exist."), status=404
+        ) from None
+
+
+def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
+    """The elicitation still waiting for the person (not past its time), if any."""
+    return (
+        Elicitation.objects.filter(
+            conversation_id=conversation_id,
+            status=ElicitationStatus.PENDING,
+            expires_at__gt=timezone.now(),
+        )
+        .order_by("id")
+        .first()
+    )
+
+
+def elicitations_by_message(*, message_ids: Iterable[int]) -> dict[int, Elicitation]:
+    """The elicitations attached to these messages, by message id (one query)."""
+    ids = list(message_ids)
+    if not ids:
+        return {}
+    return {row.message_id: row for row in Elicitation.objects.filter(message_id__in=ids)}

@@ -1,0 +1,77 @@
+"""Answering an elicitation card: htmx (the card swaps itself) or a plain form POST
+(redirect back to the conversation; a refusal shows the page with the card and its
+errors, the typed values kept). URL mode's Open posts `accept` from a form with
+target=_blank and is redirected to the link: the server never fetches it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from chat.core.errors import ChatError
+from chat.core.forms import MessageForm
+from chat.core.http import conversation_for_page
+from questionnaires.conversation import conversation_context
+from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
+from questionnaires.elicitations.selectors import elicitation_get
+from questionnaires.elicitations.services import elicitation_answer
+from questionnaires.registry import card_of
+
+CARD_TEMPLATE = "questionnaires/cards/elicitation.html"
+
+
+@login_required
+@require_POST
+def elicitation_answer_view(
+    request: HttpRequest, conversation_id: int, elicitation_id: int
+) -> HttpResponse:
+    """`action` = accept | decline | cancel, plus the form's `answer-<field>` values."""
+    conversation = conversation_for_page(request, conversation_id)
+    try:
+        row = elicitation_get(conversation=conversation, elicitation_id=elicitation_id)
+    except ChatError:
+        raise Http404() from None
+    draft, status = None, 200
+    actions = request.POST.getlist("action")  # two actions at once are no answer
+    try:
+        row = elicitation_answer(
+            elicitation=row,
+            action=actions[0] if len(actions) == 1 else None,
+            data={k: v for k, v in request.POST.lists() if k.startswith("answer-")},
+            user=request.user,
+            utc_offset=_utc_offset(),
+        )
+    except ChatError as error:
+        details = error.details
+        draft = ElicitationDraft(
+            details.get("values", {}), details.get("fields", {}), error.message
+        )
+        status = error.status
+        row.refresh_from_db()
+    else:
+        if row.mode == "url" and row.action == "accept":
+            return HttpResponseRedirect(row.url)  # the Open form's new tab goes there
+    card = elicitation_card(row, draft=draft)
+    if request.htmx:
+        return render(request, CARD_TEMPLATE, {"card": card}, status=status)
+    if status == 200:
+        url = reverse("chat:conversation", args=[conversation.pk])
+        return redirect(f"{url}#{card.dom_id}")
+    context = conversation_context(conversation=conversation, form=MessageForm())
+    context["items"] = [
+        replace(i, cards=(card_of("elicitation", card),)) if i.message.pk == row.message_id else i
+        for i in context["items"]
+    ]
+    return render(request, "chat/conversation.html", context, status=status)
+
+
+def _utc_offset() -> str:
+    """The current time zone's offset ("+08:00"): a `datetime-local` value means local."""
+    raw = timezone.localtime().strftime("%z")
+    return f"{raw[:3]}:{raw[3:]}" if raw else "Z"
