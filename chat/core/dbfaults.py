@@ -17,7 +17,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    connections,
+    transaction,
+)
 from django.http import HttpRequest, HttpResponseBase
 
 logger = logging.getLogger(__name__)
@@ -25,32 +32,37 @@ T = TypeVar("T")
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """Was `exc` raised because the database connection died (not because of the query)?
+    """Was `exc` (or what caused it) raised because the database connection died, not
+    because of the query?
 
-    Decided by asking the connection, not by parsing messages: after such an error a
-    dead connection fails its own liveness check."""
-    return isinstance(exc, (OperationalError, InterfaceError)) and connection_dead()
+    Decided by asking the connection, not by parsing messages: after such an error the
+    connection fails its own liveness check, or Django already closed it (a failed
+    commit whose rollback failed too). A query's own error (a lock timeout, a
+    serialization failure) leaves it open and usable."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, (OperationalError, InterfaceError)):
+        seen = seen.__cause__ or seen.__context__
+    return seen is not None and connection_broken()
 
 
-def connection_dead() -> bool:
-    """Has a database connection this thread opened died (closed under it, or no longer
-    answering)? Call it after something failed, outside any transaction block."""
-    for connection in connections.all(initialized_only=True):
-        if connection.connection is None or connection.in_atomic_block:
-            continue  # not connected (the next query connects), or can't tell yet
-        if not connection.is_usable():
-            return True
-    return False
+def connection_broken() -> bool:
+    """Is a database connection of this thread closed under it, or no longer answering?
+    (Ask after a database error, outside any transaction block.)"""
+    return any(
+        conn.connection is None or not conn.is_usable()
+        for conn in connections.all(initialized_only=True)
+        if not conn.in_atomic_block
+    )
 
 
 def connections_reset() -> None:
     """Close this thread's connections (outside transaction blocks, which their owner
     ends); the next query opens, or takes from the pool, a fresh one."""
-    for connection in connections.all(initialized_only=True):
-        if connection.in_atomic_block:
+    for conn in connections.all(initialized_only=True):
+        if conn.in_atomic_block:
             continue
         try:
-            connection.close()
+            conn.close()
         except DatabaseError:
             logger.debug("closing a broken connection failed", exc_info=True)
 
@@ -75,30 +87,66 @@ def retry_on_connection_loss(
     raise AssertionError("unreachable")
 
 
-class ConnectionLossRetryMiddleware:
-    """Run a page or API view once more when the database connection died under it.
+READS = ("SELECT", "SAVEPOINT", "RELEASE", "ROLLBACK", "SET", "SHOW")
 
-    The view's work was in transactions that died with the connection, and every answer
-    path is idempotent or refuses a second answer (409), so running it again is what the
-    person would have done by hand. Async views are left alone (none of ours writes)."""
+
+class CommitWatch:
+    """Notes whether a request committed any write (a statement outside a transaction
+    block, or a block that committed with writes in it)."""
+
+    def __init__(self) -> None:
+        self.committed = False
+
+    def _mark(self) -> None:
+        self.committed = True
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if not sql.lstrip().upper().startswith(READS):
+            conn = context["connection"]
+            if conn.in_atomic_block:
+                transaction.on_commit(self._mark, using=conn.alias)
+            else:
+                self._mark()
+        return result
+
+
+class ConnectionLossRetryMiddleware:
+    """Run a page or API view again when the database connection died under it, if
+    nothing it did was committed: its work died with the connection, so running it again
+    is exactly what the person would have done by hand. A view that had committed a write
+    is not repeated (that would store it twice); the error stands. Async views are left
+    alone (none of ours writes)."""
+
+    retries = 2
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> Any:
-        return self.get_response(request)
+        watch = request._commit_watch = CommitWatch()  # type: ignore[attr-defined]
+        with connection.execute_wrapper(watch):
+            return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> Any:
         match = getattr(request, "resolver_match", None)
+        watch: CommitWatch | None = getattr(request, "_commit_watch", None)
         if (
             match is None
-            or getattr(request, "_connection_retried", False)
+            or watch is None
+            or watch.committed
             or asyncio.iscoroutinefunction(match.func)
             or not connection_lost(exception)
         ):
             return None
-        request._connection_retried = True  # type: ignore[attr-defined]
-        logger.warning("database connection lost during %s; running it again", request.path)
-        connections_reset()
-        response: HttpResponseBase = match.func(request, *match.args, **match.kwargs)
-        return response
+        for attempt in range(1, self.retries + 1):
+            logger.warning("database connection lost during %s; running it again", request.path)
+            connections_reset()
+            time.sleep(0.1 * attempt)
+            try:
+                response: HttpResponseBase = match.func(request, *match.args, **match.kwargs)
+                return response
+            except (OperationalError, InterfaceError) as exc:
+                if attempt == self.retries or watch.committed or not connection_lost(exc):
+                    raise
+        return None

@@ -31,6 +31,7 @@ new connection per stream and stay alive, idle, as long as the stream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import resource
@@ -180,7 +181,11 @@ class Feed:
         if leaving is not None:
             await asyncio.shield(leaving)
         self.channel = self.hub.channel
-        await self.hub.layer.group_add(self.group, self.channel)
+        try:
+            await self.hub.layer.group_add(self.group, self.channel)
+        except Exception:  # the layer is down (Redis restarting): the check covers it
+            logger.warning("could not join %s; joining again later", self.group, exc_info=True)
+            self.hub.groups_stale = True
         # After joining: every event newer than this will be announced or found by the sweep.
         self.cursor = await self.hub.db(event_last_id, conversation_id=self.conversation_id)
 
@@ -216,6 +221,9 @@ class Hub:
         self.leaving: dict[int, asyncio.Task[None]] = {}
         self.open = 0  # listeners reserved or subscribed (what SSE_MAX_STREAMS limits)
         self.channel = ""
+        # The layer failed (it may have forgotten this process's groups): join them again
+        # as soon as it answers.
+        self.groups_stale = False
         self._started: asyncio.Future[None] | None = None
         self._loops: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -332,18 +340,17 @@ class Hub:
         self._started = None
 
     async def _receive(self) -> None:
-        failed = False
         while True:
             try:
-                if failed:  # the layer may have lost its groups (a Redis restart)
+                if self.groups_stale:  # the layer may have lost its groups (a Redis restart)
                     await self._refresh_groups(strict=True)
-                    failed = False
+                    self.groups_stale = False
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
             except Exception:  # the sweep covers what is missed meanwhile
                 logger.warning("channel layer receive failed", exc_info=True)
-                failed = True
+                self.groups_stale = True
                 await asyncio.sleep(0.5)
                 continue
             feed = self.feeds.get(message.get("conversation", 0))
@@ -370,6 +377,10 @@ class Hub:
                 for feed in list(self.feeds.values()):
                     for listener in feed.listeners:
                         listener.keepalive()
+            if self.groups_stale:  # (the receive loop may be waiting on a live layer)
+                with contextlib.suppress(Exception):
+                    await self._refresh_groups(strict=True)
+                    self.groups_stale = False
             if self.loop.time() - refreshed > GROUP_REFRESH_SECONDS:
                 refreshed = self.loop.time()
                 await self._refresh_groups()

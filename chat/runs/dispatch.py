@@ -6,7 +6,7 @@ import logging
 import threading
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import DatabaseError, close_old_connections, transaction
 from django.utils import timezone
 
 from chat.core.models import Run, RunStatus
@@ -41,8 +41,13 @@ def run_dispatch(*, run_id: int, inline: bool = False, again: bool = False) -> N
 
 def _handed_off(run_id: int) -> None:
     """Note the hand-off: a run still queued well after it was lost on the way (the
-    reaper hands it off again, chat.runs.heartbeat)."""
-    Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(dispatched_at=timezone.now())
+    reaper hands it off again, chat.runs.heartbeat). Runs after the commit: a failure
+    here must not fail the request whose work is already stored (the reaper then goes
+    by the run's creation time)."""
+    try:
+        Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(dispatched_at=timezone.now())
+    except DatabaseError:
+        logger.warning("run %s: could not note its hand-off", run_id, exc_info=True)
 
 
 def run_enqueue(*, run_id: int) -> None:

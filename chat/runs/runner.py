@@ -22,7 +22,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from chat.agent.intake import intake_turn
-from chat.core.dbfaults import connection_dead, retry_on_connection_loss
+from chat.core.dbfaults import connection_lost, retry_on_connection_loss
 from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
 from chat.core.services import event_emit, message_create
 from chat.runs.errors import RunFailed
@@ -165,15 +165,13 @@ def _turn_stop(run: Run) -> str:
 def _turn(run: Run) -> tuple[str, str]:
     """Run the kind's turn function; returns (stop_reason, status).
 
-    Raises ConnectionLost when the turn failed because its database connection died (a
-    tool or the loop may have turned the database error into a run failure, so the
-    connection itself is asked)."""
+    Raises ConnectionLost when the turn failed because its database connection died."""
     try:
         stop_reason = _turn_stop(run)
     except AttemptSuperseded:
         raise
     except Exception as exc:
-        if connection_dead():
+        if connection_lost(exc):
             raise ConnectionLost() from exc
         if isinstance(exc, RunFailed):
             logger.warning("run %s failed: %s %s", run.pk, exc.code, exc.message)

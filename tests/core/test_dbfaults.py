@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def dead_connection(monkeypatch):
     """Make every OperationalError look like a dropped connection (as a terminated
     PostgreSQL backend does); the real thing is tested below on PostgreSQL."""
-    monkeypatch.setattr(dbfaults, "connection_dead", lambda: True)
+    monkeypatch.setattr(dbfaults, "connection_broken", lambda: True)
 
 
 def test_a_read_is_done_again_after_the_connection_dropped(dead_connection, monkeypatch):
@@ -70,6 +70,29 @@ def test_a_view_whose_connection_dropped_runs_once_more(
     assert Message.objects.filter(conversation=conversation, role=Role.USER).count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_view_that_had_committed_is_not_run_again(client, user, dead_connection, monkeypatch):
+    """Running it again would store the message twice: the error stands instead."""
+    from chat import usecases
+    from chat.core.services import conversation_create
+
+    conversation = conversation_create(owner=user, title="", agent="echo")
+    original = usecases.message_post_user
+    calls = []
+
+    def stored_then_lost(**kwargs):
+        calls.append(1)
+        original(**kwargs)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(usecases, "message_post_user", stored_then_lost)
+    client.raise_request_exception = False
+    client.force_login(user)
+    response = client.post(f"/conversations/{conversation.pk}/messages", {"content": "once"})
+    assert response.status_code == 500 and len(calls) == 1
+    assert Message.objects.filter(conversation=conversation, role=Role.USER).count() == 1
+
+
 def test_a_view_fails_normally_when_the_second_go_fails_too(
     client, user, conversation, dead_connection, monkeypatch
 ):
@@ -95,7 +118,7 @@ def test_a_turn_that_lost_its_connection_goes_to_a_new_attempt(
     settings.AGENT_RUNNER = "celery"
     sent = []
     monkeypatch.setattr("chat.runs.dispatch.run_enqueue", lambda *, run_id: sent.append(run_id))
-    monkeypatch.setattr("chat.runs.runner.connection_dead", lambda: True)
+    monkeypatch.setattr("chat.runs.runner.connection_lost", lambda exc: True)
 
     def dies(run):
         raise OperationalError("server closed the connection unexpectedly")
@@ -143,4 +166,4 @@ def test_a_terminated_postgresql_backend_is_recognised_and_replaced():
     assert dbfaults.connection_lost(caught.value)
     dbfaults.connections_reset()
     assert dbfaults.retry_on_connection_loss(Conversation.objects.count) == 0
-    assert not dbfaults.connection_dead()
+    assert connection.is_usable()

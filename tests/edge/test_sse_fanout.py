@@ -146,7 +146,7 @@ async def test_a_lost_wakeup_is_recovered_by_the_periodic_check(
 async def test_groups_are_joined_again_after_the_layer_failed(conversation, monkeypatch, settings):
     """A restarted Redis forgets every group: once the layer answers again, the process
     joins its groups again, so wake-ups (not only the periodic check) reach its streams."""
-    settings.SSE_CATCHUP_SECONDS = 60  # only a wake-up can deliver in time
+    settings.SSE_CATCHUP_SECONDS = 60  # the receive loop itself joins again
     (reader,) = await _open(conversation.pk, 1)
     hub = fanout._hub
     assert hub is not None
@@ -169,6 +169,38 @@ async def test_groups_are_joined_again_after_the_layer_failed(conversation, monk
         await asyncio.sleep(0.02)
     event = await emit(conversation_id=conversation.pk, name="message_done", data={})
     assert await reader.until(1, timeout=3) == [event.id]
+    await reader.close()
+
+
+async def test_a_feed_opens_while_the_layer_is_down_and_joins_once_it_is_back(
+    conversation, monkeypatch, settings
+):
+    """A stream opened during a Redis restart works (the check delivers) and its feed
+    joins the group when the layer answers again."""
+    from channels.layers import get_channel_layer
+
+    settings.SSE_CATCHUP_SECONDS = 0.1
+    layer = get_channel_layer()
+    original = layer.group_add
+    down = [ConnectionError("Connection refused")]
+
+    async def flaky(group, channel):
+        if down:
+            raise down.pop()
+        return await original(group, channel)
+
+    monkeypatch.setattr(layer, "group_add", flaky)
+    (reader,) = await _open(conversation.pk, 1)
+    hub = fanout._hub
+    assert hub is not None
+    event = await emit(conversation_id=conversation.pk, name="message_done", data={})
+    assert await reader.until(1, timeout=3) == [event.id]
+    group = f"conversation-{conversation.pk}"
+    for _ in range(100):
+        if hub.channel in await _group_members(layer, group):
+            break
+        await asyncio.sleep(0.02)
+    assert hub.channel in await _group_members(layer, group) and not hub.groups_stale
     await reader.close()
 
 
