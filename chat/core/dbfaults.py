@@ -31,18 +31,31 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+# PostgreSQL's own "the server is going away" codes (admin shutdown, crash shutdown,
+# cannot connect now); class 08 is "connection exception".
+SERVER_GONE = frozenset({"57P01", "57P02", "57P03"})
+
+
 def connection_lost(exc: BaseException) -> bool:
     """Was `exc` (or what caused it) raised because the database connection died, not
     because of the query?
 
-    Decided by asking the connection, not by parsing messages: after such an error the
-    connection fails its own liveness check, or Django already closed it (a failed
-    commit whose rollback failed too). A query's own error (a lock timeout, a
-    serialization failure) leaves it open and usable."""
+    PostgreSQL says so in the error itself: a server-side error carries its SQLSTATE
+    (class 08, or a shutdown code); psycopg's client-side errors (the socket closed, the
+    connection is closed) carry none — a query's own error (a lock timeout, a
+    serialization failure) always has one. By then Django may already have swapped in a
+    fresh connection, so asking the connection is only the fallback for other databases:
+    one closed under us, or no longer answering."""
     seen: BaseException | None = exc
     while seen is not None and not isinstance(seen, (OperationalError, InterfaceError)):
         seen = seen.__cause__ or seen.__context__
-    return seen is not None and connection_broken()
+    if seen is None:
+        return False
+    cause = seen.__cause__
+    if cause is not None and type(cause).__module__.startswith("psycopg"):
+        state = getattr(cause, "sqlstate", None)
+        return state is None or state.startswith("08") or state in SERVER_GONE
+    return connection_broken()
 
 
 def connection_broken() -> bool:

@@ -34,20 +34,40 @@ def register_stream_loop() -> None:
         _stream_loop = loop
 
 
+# A wake-up is a hint (streams also check the database every SSE_CATCHUP_SECONDS): it
+# never holds up the request or the turn that committed the event for longer than this.
+WAKE_TIMEOUT = 1.0
+
+
 def wake(conversation_id: int, event_id: int) -> None:
-    """Tell the conversation's open streams that event `event_id` was committed."""
+    """Tell the conversation's open streams that event `event_id` was committed.
+
+    In a process that serves streams the send is handed to their event loop and not
+    waited for; elsewhere (an agent worker) it waits at most WAKE_TIMEOUT. A layer that
+    is down (Redis restarting) costs a log line, never the caller's time or its write."""
     layer = get_channel_layer()
     if layer is None:
         return
     # The conversation id lets a process route the wake-up to its one feed of it.
     message = {"type": "event.wakeup", "conversation": conversation_id, "id": event_id}
     group = conversation_group(conversation_id)
+
+    async def send() -> None:
+        try:
+            await asyncio.wait_for(layer.group_send(group, message), WAKE_TIMEOUT)
+        except Exception as exc:
+            logger.warning(
+                "channel layer wake-up failed for conversation %s: %s: %s",
+                conversation_id,
+                type(exc).__name__,
+                exc,
+            )
+
     loop = _stream_loop
     try:
         if loop is not None and loop.is_running() and not loop.is_closed():
-            future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
-            future.result(timeout=5)
+            asyncio.run_coroutine_threadsafe(send(), loop)
         else:
-            async_to_sync(layer.group_send)(group, message)
+            async_to_sync(send)()
     except Exception:  # a broken layer must not fail a write that already committed
-        logger.exception("channel layer wake-up failed for conversation %s", conversation_id)
+        logger.warning("channel layer wake-up failed for conversation %s", conversation_id)

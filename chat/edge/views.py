@@ -6,6 +6,7 @@ import functools
 from contextlib import suppress
 
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -89,12 +90,15 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     pending_form = None  # a refused text while a form waits: offer submit / cancel-and-send
     if form.is_valid():
         try:
-            usecases.message_post_user(
-                conversation=conversation, content=form.cleaned_data["content"]
-            )
-            services.conversation_name_from(
-                conversation=conversation, text=form.cleaned_data["content"]
-            )
+            # One transaction: a connection lost after it committed leaves no half-done
+            # work for chat.core.dbfaults to refuse to repeat.
+            with transaction.atomic():
+                usecases.message_post_user(
+                    conversation=conversation, content=form.cleaned_data["content"]
+                )
+                services.conversation_name_from(
+                    conversation=conversation, text=form.cleaned_data["content"]
+                )
         except ChatError as error:
             form.add_error("content", error.message)
             status = error.status

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, transaction
@@ -85,4 +86,6 @@ def execute_in_thread(run_id: int) -> None:
 
 
 def _execute(run_id: int) -> None:
-    run_execute(run_id=run_id)
+    # A hand-off id of its own, like a queue message's: if this take loses its database
+    # connection, it takes the run over again at once (chat.runs.heartbeat.run_claim).
+    run_execute(run_id=run_id, task_id=f"local-{uuid.uuid4().hex}")

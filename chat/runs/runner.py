@@ -14,6 +14,7 @@ run in one transaction, so a dead worker leaves all of their turn or nothing of 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -22,7 +23,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from chat.agent.intake import intake_turn
-from chat.core.dbfaults import connection_lost, retry_on_connection_loss
+from chat.core.dbfaults import connection_lost, connections_reset, retry_on_connection_loss
 from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
 from chat.core.services import event_emit, message_create
 from chat.runs.errors import RunFailed
@@ -62,8 +63,25 @@ def turn_function(kind: str) -> TurnFunction:
 def run_execute(*, run_id: int, task_id: str = "", worker: str = "") -> None:
     """Take the run (a new attempt) and execute — or resume — its turn.
 
-    `task_id` is the queue message being executed (Celery), `worker` names this process.
+    `task_id` is the queue message (or thread hand-off) being executed, `worker` names
+    this process. A database connection lost around the turn (taking the run, finishing
+    it) is retried on a fresh one: the same `task_id` takes the run over again, and the
+    new attempt resumes the turn; one lost inside the turn hands the run to a new attempt.
     """
+    tries = 4
+    for n in range(1, tries + 1):
+        try:
+            _execute(run_id=run_id, task_id=task_id, worker=worker)
+            return
+        except DatabaseError as exc:
+            if n == tries or not connection_lost(exc):
+                raise
+            logger.warning("run %s: database connection lost; taking it again: %s", run_id, exc)
+            connections_reset()
+            time.sleep(0.25 * n)
+
+
+def _execute(*, run_id: int, task_id: str, worker: str) -> None:
     attempt = run_claim(run_id=run_id, task_id=task_id, worker=worker)
     if attempt is None:
         return  # finished, or another live attempt has it (a duplicate delivery)

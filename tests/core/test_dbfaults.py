@@ -167,3 +167,35 @@ def test_a_terminated_postgresql_backend_is_recognised_and_replaced():
     dbfaults.connections_reset()
     assert dbfaults.retry_on_connection_loss(Conversation.objects.count) == 0
     assert connection.is_usable()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_post_survives_a_terminated_postgresql_backend(client, user, monkeypatch):
+    """The connection dies inside the message's transaction: nothing was stored, the view
+    runs again on a fresh connection, the message is stored once."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…) to terminate a backend")
+    import psycopg
+
+    from chat.core.services import conversation_create
+    from chat.runs import dispatch
+
+    conversation = conversation_create(owner=user, title="", agent="echo")
+    client.force_login(user)
+    original = dispatch.run_reap_stale
+    killed = []
+
+    def terminate_then_reap(**kwargs):
+        if not killed:
+            pid = connection.connection.info.backend_pid
+            params = connection.get_connection_params()
+            params.pop("cursor_factory", None)
+            with psycopg.connect(**params, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            killed.append(pid)
+        return original(**kwargs)
+
+    monkeypatch.setattr(dispatch, "run_reap_stale", terminate_then_reap)
+    response = client.post(f"/conversations/{conversation.pk}/messages", {"content": "hello"})
+    assert killed and response.status_code == 302
+    assert Message.objects.filter(conversation=conversation, role=Role.USER).count() == 1
