@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
         op = ">=" if result.get("higher_is_better") else "<="
         target = f"target {op} {result['target']}" if result.get("target") is not None else ""
         print(
-            f"{name:<{width}}  {result['value']:>10} {result.get('unit', ''):<5} {target}  {mark}"
+            f"{name:<{width}}  {result['value']!s:>10} {result.get('unit', ''):<5} {target}  {mark}"
         )
     return 1 if failed else 0
 

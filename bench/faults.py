@@ -9,9 +9,11 @@
            workers, Celery, beat), as a PostgreSQL restart or failover does
 
 Each fault is injected at a random moment of the answering phase (`schedule`). Afterwards
-`assess` measures, per fault, the users whose round was in flight when it struck and how
-long until each got their next turn (the fault's recovery time); a fault is survived when
-every round in flight then, or started within ROUND_WINDOW seconds after it, completed.
+`assess` measures, per fault, the users it affected — those whose round was in flight
+when it struck, or (if none was) those who answered within AFTER_WINDOW seconds of it —
+and how long from the fault until each got their next turn: the fault's recovery time,
+which includes a normal turn's latency. A fault is survived when every round started
+within ROUND_WINDOW seconds of it (before or after) completed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from tests.support.liveserver import LiveServer
 from tests.support.redis_server import RedisServer
 
 KINDS = ("web", "run", "redis", "pg")
-ROUND_WINDOW = 10.0  # rounds started this soon after a fault count as affected by it
+ROUND_WINDOW = 10.0  # rounds started this near a fault must complete for it to count
+AFTER_WINDOW = 2.0  # with no round in flight, the rounds started this soon after measure it
 REDIS_DOWN_SECONDS = 1.0
 
 
@@ -125,11 +128,15 @@ def assess(faults: list[Fault], rounds: list[Round]) -> dict[str, Any]:
             for r in rounds
             if r.start <= fault.at + ROUND_WINDOW and (r.done is None or r.done > fault.at)
         ]
-        in_flight = [r for r in hit if r.start <= fault.at]
-        fault.affected = len({r.user for r in in_flight})
-        fault.lost = sorted({r.user for r in hit if r.done is None})
+        affected = [r for r in hit if r.start <= fault.at] or [
+            r for r in hit if r.start <= fault.at + AFTER_WINDOW
+        ]
+        fault.affected = len({r.user for r in affected})
+        # A round that never finished counts against the faults near its start.
+        near = [r for r in rounds if abs(r.start - fault.at) <= ROUND_WINDOW]
+        fault.lost = sorted({r.user for r in near if r.done is None})
         fault.survived = not fault.lost
-        finished = [r.done - fault.at for r in in_flight if r.done is not None]
+        finished = [r.done - fault.at for r in affected if r.done is not None]
         fault.recovery_s = max(finished) if finished else None
     survived = sum(f.survived for f in faults)
     recoveries = [f.recovery_s for f in faults if f.recovery_s is not None]

@@ -4,7 +4,8 @@ Several uvicorn worker processes behind one port (uvicorn's supervisor restarts 
 worker that dies) and, with AGENT_RUNNER=celery, Celery worker(s) for agent runs (the
 Celery master restarts a pool process that dies; its run is redelivered and resumes)
 plus one Celery beat for the periodic work (resume or fail runs whose worker died, prune
-old stream events, clear expired sessions).
+old stream events, clear expired sessions). The supervisor itself also reaps lost runs
+every AGENT_REAP_INTERVAL, straight from the database (beat's task queues behind runs).
 
 It is a small supervisor: a process that exits is started again at once (a Celery worker
 can die when Redis restarts under it; its runs are resumed by the reaper, see
@@ -85,7 +86,7 @@ class Command(BaseCommand):
             next_reap = 0.0
             while not stopping:
                 time.sleep(0.5)
-                if not run_workers and time.monotonic() >= next_reap:
+                if time.monotonic() >= next_reap:
                     next_reap = time.monotonic() + settings.AGENT_REAP_INTERVAL
                     self._reap()
                 for name, proc in list(procs.items()):
@@ -148,11 +149,17 @@ class Command(BaseCommand):
                 proc.wait()
 
     def _reap(self) -> None:
-        """Without Celery (thread runner): fail runs whose web worker died, with Retry."""
+        """Resume, hand off again or fail runs whose worker or hand-off was lost. Done here
+        as well as by Celery beat's task: that one waits in the runs' queue behind a
+        backlog, this one looks at the database every AGENT_REAP_INTERVAL whatever the
+        queue holds (the two never act twice on one run: conditional updates)."""
         try:
             reaped = run_reap_stale()
         except Exception as exc:  # the database may be restarting; try again later
             self.stderr.write(f"reaping stale runs failed: {exc}")
             return
-        if reaped.failed:
-            self.stderr.write(f"marked runs {reaped.failed} failed: their worker stopped")
+        if reaped.failed or reaped.requeued or reaped.redispatched:
+            self.stderr.write(
+                f"runs whose worker or hand-off was lost: resumed {reaped.requeued}, "
+                f"handed off again {reaped.redispatched}, failed {reaped.failed}"
+            )
