@@ -100,7 +100,7 @@ def retry_on_connection_loss(
     raise AssertionError("unreachable")
 
 
-READS = ("SELECT", "SAVEPOINT", "RELEASE", "ROLLBACK", "SET", "SHOW")
+READS = ("SELECT", "SAVEPOINT", "RELEASE", "ROLLBACK", "SET", "SHOW", "BEGIN", "START")
 
 
 class CommitWatch:

@@ -72,25 +72,26 @@ def test_a_view_whose_connection_dropped_runs_once_more(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_view_that_had_committed_is_not_run_again(client, user, dead_connection, monkeypatch):
-    """Running it again would store the message twice: the error stands instead."""
-    from chat import usecases
+    """A committed write is never repeated (for a message that would store it twice):
+    the error stands."""
     from chat.core.services import conversation_create
+    from chat.edge import views
 
-    conversation = conversation_create(owner=user, title="", agent="echo")
-    original = usecases.message_post_user
+    conversation = conversation_create(owner=user, title="Old", agent="echo")
     calls = []
 
-    def stored_then_lost(**kwargs):
+    def renamed_then_lost(*args, **kwargs):
         calls.append(1)
-        original(**kwargs)
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(usecases, "message_post_user", stored_then_lost)
+    monkeypatch.setattr(views, "redirect", renamed_then_lost)  # after the committed rename
     client.raise_request_exception = False
     client.force_login(user)
-    response = client.post(f"/conversations/{conversation.pk}/messages", {"content": "once"})
+    url = f"/conversations/{conversation.pk}/rename"
+    response = client.post(url, {"title": "New"})
     assert response.status_code == 500 and len(calls) == 1
-    assert Message.objects.filter(conversation=conversation, role=Role.USER).count() == 1
+    conversation.refresh_from_db()
+    assert conversation.title == "New"
 
 
 def test_a_view_fails_normally_when_the_second_go_fails_too(
