@@ -8,6 +8,7 @@ the database work of both sides must be visible to the other: transactional test
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import pytest
 from django.urls import reverse
 
 from chat.agent.events import ToolCall
-from chat.agent.llm.scripted import Script, Step, Turn
+from chat.agent.llm.scripted import Script, Step, Turn, script_load
 from chat.core.models import Event, Role, Run, RunStatus
 from chat.core.services import conversation_create
 from chat.mcphost.models import McpServer
@@ -288,3 +289,34 @@ def test_the_composer_is_refused_while_the_card_waits(start, server_url, client_
     assert refused.status_code == 409 and "srv" in refused.content.decode()
     answer(client_in, row, "cancel")
     finished(conversation)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_the_tours_mcp_step_with_the_bundled_demo_server(
+    user, client_in, settings, monkeypatch, lang
+):
+    """The Protocol tour's MCP step, as a new install runs it: the demo server from the
+    data migration, its form answered in the chat, the reservation in the tool result."""
+    from django.apps import apps
+
+    settings.AGENT_RUNNER = "thread"
+    importlib.import_module("chat.migrations.0007_demo_mcp_server").add_demo(apps, None)
+    step = next(
+        n
+        for n, s in enumerate(script_load("tour", lang).steps)
+        if any(c.name == "demo__reserve_table" for t in s.turns for c in t.tool_calls)
+    )
+    monkeypatch.setattr(turn_module, "scripted_step_index", lambda run: step)
+    conversation = conversation_create(owner=user, agent="scripted", language=lang)
+    message_post_user(conversation=conversation, content="next")
+    row = pending(conversation)
+    assert (row.server_name, row.tool_name) == ("demo", "reserve_table")
+    fields = {"date": "2026-05-01", "party_size": "2", "seating": "terrace"}
+    assert answer(client_in, row, "accept", **fields, dietary=["vegan"]).status_code == 302
+    run = wait_for(
+        lambda: conversation.runs.filter(status=RunStatus.FINISHED).first(), "the tour step"
+    )
+    assert run.stop_reason == "awaiting_user_input"  # the questionnaire after the result
+    (event,) = Event.objects.filter(conversation=conversation, name="tool_result")
+    text = event.data["result"]["content"][0]["text"]
+    assert "Chez MCP for 2 on 2026-05-01 (terrace); dietary needs: vegan" in text
