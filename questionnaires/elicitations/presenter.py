@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -15,7 +16,7 @@ from django.utils.translation import gettext as _
 from chat.core.models import Conversation, Message
 from questionnaires.drafts import Drafts
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
-from questionnaires.elicitations.selectors import elicitations_by_message
+from questionnaires.elicitations.selectors import elicitations_by_message, tool_results_by_call
 from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
 
@@ -38,6 +39,38 @@ class ElicitationDraft:
     error: str = ""
 
 
+OUTCOME_MAX = 2000  # characters of the tool's result shown on the card
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What the tool that asked finally returned (what the model got), shown on the locked
+    card so the person sees what their answer led to — with and without JavaScript."""
+
+    ok: bool
+    text: str
+
+
+def tool_outcome(content: str) -> ToolOutcome | None:
+    """The readable part of a stored MCP tool result (chat.mcphost.tools shapes)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if data.get("success") is False:
+        return ToolOutcome(False, str(data.get("message") or "")[:OUTCOME_MAX])
+    parts = data.get("content")
+    texts = [
+        str(p.get("text", ""))
+        for p in (parts if isinstance(parts, list) else [])
+        if isinstance(p, dict) and p.get("type") == "text"
+    ]
+    text = "\n".join(t for t in texts if t)
+    return ToolOutcome(True, text[:OUTCOME_MAX]) if text else None
+
+
 @dataclass(frozen=True)
 class ElicitationCard:
     id: int
@@ -56,6 +89,9 @@ class ElicitationCard:
     openable: bool = False
     refused_reason: str = ""
     error: str = ""
+    outcome: ToolOutcome | None = None
+    # Locked while its tool call is still running: open tabs fetch it again for the result.
+    awaiting_result: bool = False
 
     @property
     def answerable(self) -> bool:
@@ -63,10 +99,13 @@ class ElicitationCard:
 
     @property
     def state_letter(self) -> str:
-        """ "e" while answerable, "u" while an opened link waits for its completion."""
+        """ "e" while answerable, "u" while an opened link waits for its completion, "r"
+        while the tool that asked has not returned yet."""
         if self.answerable:
             return "e"
-        return "u" if self.mode == "url" and self.status == ElicitationStatus.ACCEPTED else ""
+        if self.mode == "url" and self.status == ElicitationStatus.ACCEPTED:
+            return "u"
+        return "r" if self.awaiting_result else ""
 
     @property
     def dom_id(self) -> str:
@@ -107,10 +146,20 @@ def elicitation_cards_for(
     """Elicitation cards by message id (the registry's presenter). `draft` (a refused
     submit) applies to a pending card."""
     rows = elicitations_by_message(message_ids=[m.pk for m in messages])
-    return {
-        message_id: [elicitation_card(row, drafts=drafts or {}, draft=draft)]
-        for message_id, row in rows.items()
-    }
+    # The result goes on the last card of its tool call (a server may ask more than once).
+    last = {row.tool_call_id: row.pk for row in sorted(rows.values(), key=lambda r: r.pk)}
+    results = tool_results_by_call(conversation_id=conversation.pk, call_ids=last)
+    cards: dict[int, list[ElicitationCard]] = {}
+    for message_id, row in rows.items():
+        card = elicitation_card(row, drafts=drafts or {}, draft=draft)
+        content = results.get(row.tool_call_id)
+        if last.get(row.tool_call_id) == row.pk and not card.answerable:
+            if content is not None:
+                card = replace(card, outcome=tool_outcome(content))
+            elif row.run is not None and row.run.status in ("queued", "running"):
+                card = replace(card, awaiting_result=True)
+        cards[message_id] = [card]
+    return cards
 
 
 def elicitation_card(

@@ -1,14 +1,15 @@
 """Answering an elicitation card: htmx (the card swaps itself) or a plain form POST
 (redirect back to the conversation; a refusal shows the page with the card and its
 errors, the typed values kept). URL mode's Open posts `accept` from a form with
-target=_blank and is redirected to the link: the server never fetches it."""
+target=_blank; that tab gets a page that goes on to the link: the server never fetches it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -56,7 +57,7 @@ def elicitation_answer_view(
         row.refresh_from_db()
     else:
         if row.mode == "url" and row.action == "accept":
-            return HttpResponseRedirect(row.url)  # the Open form's new tab goes there
+            return _opening(request, row)
     card = elicitation_card(row, draft=draft)
     if request.htmx:
         return render(request, CARD_TEMPLATE, {"card": card}, status=status)
@@ -69,6 +70,15 @@ def elicitation_answer_view(
         for i in context["items"]
     ]
     return render(request, "chat/conversation.html", context, status=status)
+
+
+def _opening(request: HttpRequest, row: Any) -> HttpResponse:
+    """The Open form's new tab: a page that goes on to the link (a redirect would break
+    the CSP's form-action 'self'), telling the site nothing about the chat."""
+    context = {"card": elicitation_card(row), "url": row.url}
+    response = render(request, "questionnaires/elicitation_open.html", context)
+    response["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 def _utc_offset() -> str:

@@ -8,6 +8,16 @@ from chat.agent.events import AssistantMessage, SelfCheckFailed, Stop, ToolResul
 from chat.agent.llm.scripted import ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.tools import TOOLS
+from chat.agent.tools.base import Tool
+
+# The demo MCP server's tool, as the turn offers it (the real one: tests/mcphost).
+RESERVE = Tool(
+    name="demo__reserve_table",
+    description="[MCP server demo] Reserve a table.",
+    parameters={"type": "object", "properties": {"restaurant": {"type": "string"}}},
+    execute=lambda arguments, context: {"success": True, "content": [{"type": "text"}]},
+    idempotent=False,
+)
 
 EXPECTED = [
     Stop.AWAITING_USER_INPUT,  # fenced single choice + Other
@@ -17,6 +27,7 @@ EXPECTED = [
     Stop.AWAITING_USER_INPUT,  # self-check repair
     Stop.AWAITING_USER_INPUT,  # questionnaire_async failure then success
     Stop.AWAITING_USER_INPUT,  # ask_user_options (spec 004)
+    Stop.AWAITING_USER_INPUT,  # an MCP server's elicitation, then a questionnaire
     Stop.MAX_ITERATIONS,  # the pause questionnaire
     Stop.COMPLETED,  # resumed
 ]
@@ -30,7 +41,7 @@ def test_every_step_of_the_tour(lang):
     for number, step in enumerate(script.steps, start=1):
         client = ScriptedClient(step.turns)
         config = LoopConfig(lang=lang, max_iterations=step.max_iterations or 50)
-        events = list(run_loop(client=client, tools=TOOLS, messages=[], config=config))
+        events = list(run_loop(client=client, tools=(*TOOLS, RESERVE), messages=[], config=config))
         assert client.calls == len(step.turns), f"step {number} left turns unused"
         seen.append(events[-1].stop_reason)
         failures = [e for e in events if isinstance(e, SelfCheckFailed)]
@@ -48,6 +59,9 @@ def test_every_step_of_the_tour(lang):
             assert ask["success"] is True and ask["field"] == "tour_feedback", ask
             assert 2 <= len(ask["ask"]["options"]) <= 5 and ask["ask"]["allow_free_text"]
             assert ask["reference"]["title"]
+        if number == 8:
+            (reserved,) = results
+            assert reserved["success"] is True, reserved
     assert seen == EXPECTED
 
 

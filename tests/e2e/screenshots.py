@@ -338,6 +338,9 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
     page.fill("#id_content", "Plan a trip for me" if lang == "en" else "帮我规划旅行")
     page.keyboard.press("Enter")
     page.locator("section.iform").wait_for(timeout=15000)
+    # MCP elicitation cards from the bundled demo server (the "mcp_demo" script): a form
+    # left open, one answered (locked, with the tool's result), a URL-mode card left open
+    urls.update(_elicitations(page, server, lang))
     # an echo conversation named from its first message
     urls["echo"] = _start(page, server, "echo")
     page.fill(
@@ -347,6 +350,42 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
     page.keyboard.press("Enter")
     page.locator("article.msg-assistant").wait_for(timeout=15000)
     ctx.close()
+    return urls
+
+
+def _mcp_demo(page, server: LiveServer, say: str) -> str:
+    url = _start(page, server, "scripted")
+    cid = url.rstrip("/").split("/")[-1]
+    server.shell(
+        "from chat.models import Conversation\n"
+        f"Conversation.objects.filter(pk={cid}).update(state={{'script': 'mcp_demo'}})"
+    )
+    page.reload()
+    page.fill("#id_content", say)
+    page.keyboard.press("Enter")
+    page.locator("#messages section.elic-pending").wait_for(timeout=15000)
+    return url
+
+
+def _elicitations(page, server: LiveServer, lang: str) -> dict[str, str]:
+    from playwright.sync_api import expect
+
+    say = "Book us a table, please" if lang == "en" else "请帮我们订一张桌子"
+    urls = {"elicit-form": _mcp_demo(page, server, say)}
+    urls["elicit-answered"] = _mcp_demo(page, server, say)
+    card = page.locator("#messages section.elic-pending")
+    card.locator("input[type=date]").fill("2026-05-01")
+    card.locator("input[type=number]").fill("4")
+    card.locator("input[value=terrace]").check()
+    card.locator("input[value=vegetarian]").check()
+    card.locator("button[value=accept]").click()
+    expect(page.locator("#messages .elic-outcome")).to_be_visible(timeout=15000)
+    urls["elicit-url"] = _mcp_demo(page, server, say)
+    page.locator("#messages section.elic-pending button[value=decline]").click()
+    expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=15000)
+    page.fill("#id_content", "ann@example.test")
+    page.keyboard.press("Enter")
+    page.locator("#messages section.elic-pending button[value=accept]").wait_for(timeout=15000)
     return urls
 
 
@@ -423,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
                     Screen("tour", urls["tour"]),
                     Screen("form", urls["form"]),
                     Screen("echo", urls["echo"]),
+                    Screen("elicit-form", urls["elicit-form"]),
+                    Screen("elicit-answered", urls["elicit-answered"]),
+                    Screen("elicit-url", urls["elicit-url"]),
                     Screen("sidebar", urls["echo"], "sidebar"),
                     Screen("cards", f"/conversations/{made['cards']}/"),
                     Screen("asks-open", f"/conversations/{made['asks']}/"),

@@ -1,4 +1,5 @@
-"""The Protocol tour in a real browser: first message to the answered pause questionnaire."""
+"""The Protocol tour in a real browser: first message (through the demo MCP server's
+elicitation) to the answered pause questionnaire."""
 
 from __future__ import annotations
 
@@ -74,14 +75,24 @@ def test_protocol_tour(page, server):
     ask.get_by_role("button", name="Fine").click()
     expect(ask.locator(".ask-answered")).to_contain_text("Fine", timeout=TIMEOUT)
 
-    # 8: the step hits its loop limit and pauses with the spec's questionnaire.
+    # 8: the bundled demo MCP server asks with an elicitation card; its tool's result
+    # shows on the locked card, then a questionnaire moves the tour on.
+    elic = page.locator("#messages section.elic").last
+    expect(elic).to_contain_text("Reserve a table at Chez MCP", timeout=TIMEOUT)
+    elic.get_by_label("Date").fill("2026-05-01")
+    elic.get_by_label("Party Size").fill("2")
+    elic.get_by_role("button", name="Submit").click()
+    expect(elic.locator(".elic-outcome")).to_contain_text("for 2 on 2026-05-01", timeout=TIMEOUT)
+    qid = answer_card(page, qid)
+
+    # 9: the step hits its loop limit and pauses with the spec's questionnaire.
     expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
     expect(pause.get_by_role("radio", name="Continue")).to_be_checked()
     answer_card(page, qid)
 
-    # 9: answering "Continue" resumes the work.
+    # 10: answering "Continue" resumes the work.
     expect(page.locator("#messages")).to_contain_text("Resumed", timeout=TIMEOUT)
     expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
     runs = server.shell(
@@ -89,7 +100,7 @@ def test_protocol_tour(page, server):
         f"print(list(Run.objects.filter(conversation_id={conversation_id})"
         ".order_by('id').values_list('stop_reason', flat=True)))"
     )
-    assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 7 + [
+    assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 8 + [
         "max_iterations",
         "completed",
     ]

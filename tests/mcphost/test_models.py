@@ -90,3 +90,23 @@ def test_admin_lists_header_names_never_values(admin_client):
     server = McpServer.objects.get()
     change = admin_client.get(f"/admin/chat/mcpserver/{server.pk}/change/").content.decode()
     assert "s3cret" not in change and "tok-123" not in change
+
+
+def test_the_data_migration_registers_the_demo_server_once():
+    """chat/0007: `demo` (builtin:demo) for the scripted agent, enabled; running it again
+    (or after an admin changed the row) changes nothing."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("chat.migrations.0007_demo_mcp_server")
+    assert not McpServer.objects.filter(name="demo").exists()  # tests start without it
+    migration.add_demo(apps, None)
+    demo = McpServer.objects.get(name="demo")
+    assert (demo.url, demo.enabled, demo.agents) == ("builtin:demo", True, ["scripted"])
+    demo.clean()
+    McpServer.objects.filter(pk=demo.pk).update(agents=["scripted", "openai"])
+    migration.add_demo(apps, None)
+    assert McpServer.objects.get(name="demo").agents == ["scripted", "openai"]
+    migration.remove_demo(apps, None)
+    assert not McpServer.objects.exists()

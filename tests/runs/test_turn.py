@@ -248,10 +248,10 @@ def test_openai_turn_against_the_fake_server(user, settings):
 
 def test_the_tour_end_to_end_through_services(scripted):
     stops = []
-    for n in range(10):
+    for n in range(11):
         message_post_user(conversation=scripted, content=f"answer {n}")
         stops.append(last_run(scripted).stop_reason)
-    assert stops == ["awaiting_user_input"] * 7 + ["max_iterations", "completed", "completed"]
+    assert stops == ["awaiting_user_input"] * 8 + ["max_iterations", "completed", "completed"]
     (ask,) = [m for m in scripted.messages.filter(role="assistant") if m.metadata.get("turn_id")]
     assert ask.metadata["ask_user_options"]["field"] == "tour_feedback"
     failed = scripted.messages.filter(hidden=True, role="assistant")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import json
 import os
 import socket
 import subprocess
@@ -29,6 +31,33 @@ class Booking(BaseModel):
     seating: Literal["indoor", "outdoor"] = "indoor"
 
 
+class Everything(BaseModel):
+    """Every field type of the elicitation subset (with formats, bounds and defaults)."""
+
+    name: str = Field(title="Your name", min_length=2, max_length=40)
+    code: str = Field(default="AB-1", pattern=r"^[A-Z]{2}-\d$")
+    email: str = Field(json_schema_extra={"format": "email"})
+    site: str = Field(default="https://example.test/", json_schema_extra={"format": "uri"})
+    day: dt.date
+    at: dt.datetime
+    age: int = Field(ge=0, le=150)
+    height: float = Field(default=1.7, ge=0.5, le=2.5)
+    member: bool = False
+    size: Literal["s", "m", "l"] = "m"
+    plan: str = Field(
+        json_schema_extra={
+            "oneOf": [{"const": "basic", "title": "Basic"}, {"const": "pro", "title": "Pro"}]
+        }
+    )
+    tags: list[Literal["a", "b", "c"]] = Field(default=["a"])
+    colours: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={
+            "items": {"anyOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}]}
+        },
+    )
+
+
 def make_server() -> MCPServer:
     server = MCPServer("test")
 
@@ -44,6 +73,14 @@ def make_server() -> MCPServer:
         if answer.action == "accept":
             return f"booked {answer.data.size} {answer.data.seating}"
         return f"not booked: {answer.action}"
+
+    @server.tool()
+    async def everything(ctx: Context) -> str:
+        """Asks for every field type; returns what it got as JSON."""
+        answer = await ctx.elicit("Tell me everything", Everything)
+        if answer.action == "accept":
+            return json.dumps(answer.data.model_dump(mode="json"), sort_keys=True)
+        return f"nothing: {answer.action}"
 
     @server.tool()
     async def login(ctx: Context) -> str:

@@ -156,9 +156,14 @@ def test_url_mode_shows_the_host_in_punycode_and_opens_only_on_consent(
     assert '<strong class="elic-host">xn--bcher-kva.example</strong>' in card
     assert "&lt;b&gt;" in card and 'target="_blank"' in card and "noopener" in card
     assert "<a " not in card  # never a plain link: Open is a consented POST
+    # "noreferrer" on the form would make the browser send Origin: null: CSRF failure.
+    assert 'rel="noopener"' in card and "noreferrer" not in card
     response = client_in.post(_url(pending_url), {"action": "accept"})
-    assert response.status_code == 302
-    assert response["Location"].startswith("https://")
+    # Not a redirect: the CSP's form-action 'self' would block one to another origin.
+    assert response.status_code == 200 and response["Referrer-Policy"] == "no-referrer"
+    opening = response.content.decode()
+    assert '<meta http-equiv="refresh" content="0;url=https://' in opening
+    assert "&lt;b&gt;" in opening and "<b>" not in opening.split("<body", 1)[1]
     assert Elicitation.objects.get().status == "accepted"
     assert "waiting for the server" in _card(_page(client_in, conversation), pending_url)
 

@@ -1,0 +1,112 @@
+"""MCP elicitation cards in a real browser, served by the bundled demo MCP server (the
+chat/0007 migration registers it, so no extra process): a form answered with and without
+JavaScript, and URL mode's Open in a new tab."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from chat.mcphost.demo import INFO_URL
+
+from .conftest import login, new_conversation
+
+TIMEOUT = 15_000
+
+
+def mcp_demo_conversation(page, server, title: str) -> int:
+    """A scripted conversation on the MCP walk-through (chat/agent/scripts/mcp_demo)."""
+    cid = new_conversation(page, server, agent="scripted", title=title)
+    server.shell(
+        "from chat.models import Conversation\n"
+        f"Conversation.objects.filter(pk={cid}).update(state={{'script': 'mcp_demo'}})"
+    )
+    return cid
+
+
+def send(page, text: str) -> None:
+    page.fill("#id_content", text)
+    page.click("#composer button[type=submit]")
+
+
+def fill_reservation(card) -> None:
+    card.get_by_label("Date").fill("2026-05-01")
+    card.get_by_label("Party Size").fill("3")
+    card.get_by_label("terrace").check()
+    card.get_by_label("vegan").check()
+
+
+def test_a_form_elicitation_answered_in_the_chat(page, server):
+    mcp_demo_conversation(page, server, "MCP form")
+    send(page, "A table, please")
+    card = page.locator("#messages section.elic").last
+    expect(card).to_have_class("qcard elic elic-pending", timeout=TIMEOUT)
+    expect(card).to_contain_text("demo")
+    expect(card).to_contain_text("Reserve a table at Chez MCP")
+    # While the server waits, typed text is refused with the reason.
+    expect(page.locator("#composer")).to_be_visible()
+    fill_reservation(card)
+    card.get_by_role("button", name="Submit").click()
+    expect(card).to_have_class("qcard elic elic-accepted qcard-closed", timeout=TIMEOUT)
+    expect(card.locator(".elic-answers")).to_contain_text("2026-05-01")
+    expect(card.locator("button")).to_have_count(0)
+    # The tool's result arrives on the locked card, then the model's reply.
+    expect(card.locator(".elic-outcome")).to_contain_text(
+        "for 3 on 2026-05-01 (terrace); dietary needs: vegan", timeout=TIMEOUT
+    )
+    expect(page.locator("#messages")).to_contain_text("Done: your table is reserved.")
+
+
+def test_a_url_elicitation_opens_a_new_tab(page, server, context):
+    context.route(INFO_URL, lambda route: route.fulfill(body="the demo page", status=200))
+    mcp_demo_conversation(page, server, "MCP url")
+    send(page, "A table, please")
+    first = page.locator("#messages section.elic").last
+    expect(first).to_have_class("qcard elic elic-pending", timeout=TIMEOUT)
+    first.get_by_role("button", name="Decline").click()
+    expect(first).to_contain_text("You declined.", timeout=TIMEOUT)
+    expect(first.locator(".elic-outcome")).to_contain_text("chose decline", timeout=TIMEOUT)
+    expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
+
+    send(page, "Verify my email")
+    card = page.locator("#messages section.elic-url, #messages section.elic").last
+    expect(card.get_by_role("button", name="Open")).to_be_visible(timeout=TIMEOUT)
+    expect(card.locator(".elic-host")).to_have_text("modelcontextprotocol.io")
+    with page.expect_popup() as popup_info:
+        card.get_by_role("button", name="Open").click()
+    popup = popup_info.value
+    # The new tab records the accept, then goes on to the server's link (routed here: no
+    # network). Nothing in it may trip the CSP either.
+    popup.wait_for_url(INFO_URL, timeout=TIMEOUT)
+    expect(popup.locator("body")).to_have_text("the demo page")
+    popup.close()
+    card = page.locator("#messages section.elic").last
+    expect(card).to_contain_text("Completed.", timeout=TIMEOUT)
+    expect(card.locator(".elic-outcome")).to_contain_text(
+        "ann@example.test is verified.", timeout=TIMEOUT
+    )
+    expect(page.locator("#messages")).to_contain_text("Thanks, that step is finished.")
+
+
+def test_a_form_elicitation_without_javascript(browser, server):
+    ctx = browser.new_context(java_script_enabled=False, locale="en-US")
+    page = ctx.new_page()
+    login(page, server)
+    cid = mcp_demo_conversation(page, server, "MCP no js")
+    send(page, "A table, please")
+    page.wait_for_url(f"**/conversations/{cid}/*")
+    # The page reloads itself while the turn runs, and stops once the card waits.
+    card = page.locator("#messages section.elic-pending")
+    expect(card).to_have_count(1, timeout=TIMEOUT)
+    assert page.locator('meta[http-equiv="refresh"]').count() == 0
+    # (The browser's own checks hold back a party of 40: max is 12. A refusal by the
+    # server without JS is a view test.)
+    fill_reservation(card)
+    card.get_by_role("button", name="Submit").click()
+    page.wait_for_url(f"**/conversations/{cid}/*")
+    expect(page.locator("#messages section.elic-accepted")).to_have_count(1)
+    # The turn goes on after the answer: the page follows it until the reply is there.
+    expect(page.locator("#messages")).to_contain_text(
+        "Done: your table is reserved.", timeout=TIMEOUT
+    )
+    expect(page.locator("#messages .elic-outcome")).to_contain_text("for 3 on 2026-05-01")
+    ctx.close()
