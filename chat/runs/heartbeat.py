@@ -184,8 +184,8 @@ def _dead(run: Run, now: datetime) -> bool:
     """Has a running run lost its process? Its heartbeat is stale, or the process that
     runs it was on this machine and exists no more (a SIGKILLed pool process, a crashed
     worker: known at once, not AGENT_HEARTBEAT_TIMEOUT later)."""
-    if run.heartbeat_at is None:
-        return run.started_at is None or run.started_at < now - timedelta(seconds=60)
+    if run.heartbeat_at is None:  # never beat: dead a minute after it started
+        return run.started_at is not None and run.started_at < now - timedelta(seconds=60)
     return run.heartbeat_at < _stale_before(now) or process_gone(run.worker)
 
 

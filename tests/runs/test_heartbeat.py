@@ -314,3 +314,20 @@ def test_a_run_whose_process_vanished_is_resumed_without_waiting_for_the_heartbe
     assert reaped.requeued == [run.pk] and enqueued == [run.pk]
     alive.refresh_from_db()
     assert alive.status == RunStatus.RUNNING
+
+
+def test_a_running_run_that_never_beat_is_left_alone_until_a_minute_after_it_started(
+    conversation, settings
+):
+    """(A runtime's run row made by hand has no heartbeat and no start: not dead.)"""
+    unstarted = _run(conversation, status=RunStatus.RUNNING)
+    recent = _run(conversation, status=RunStatus.RUNNING, started_at=timezone.now())
+    old = _run(
+        conversation,
+        status=RunStatus.RUNNING,
+        started_at=timezone.now() - timedelta(seconds=61),
+    )
+    assert run_reap_stale().failed == [old.pk]
+    assert {r.status for r in Run.objects.filter(pk__in=[unstarted.pk, recent.pk])} == {
+        RunStatus.RUNNING
+    }
