@@ -111,9 +111,7 @@ def _items(
     if not messages:
         return []
     call_ids = [c for m in messages if m.tool_calls for c in async_calls(m.tool_calls)]
-    results = questionnaire_selectors.tool_results(
-        conversation_id=conversation.pk, call_ids=call_ids
-    )
+    results = selectors.tool_results(conversation_id=conversation.pk, call_ids=call_ids)
     has_cards = any(m.role == Role.ASSISTANT for m in messages)
     answered = (
         questionnaire_selectors.answers_by_message(conversation_id=conversation.pk)

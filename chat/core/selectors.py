@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import QuerySet
 
 from chat.core.errors import NotFound
@@ -82,3 +84,22 @@ def run_identity_live(identity: RunIdentity) -> bool:
         conversation__owner__is_active=True,
         status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
     ).exists()
+
+
+def tool_results(*, conversation_id: int, call_ids: Iterable[str]) -> dict[str, str]:
+    """tool call id -> content (JSON text) of the ``tool`` message answering it, the first
+    one if several (one query for any number of calls)."""
+    ids = [c for c in call_ids if c]
+    if not ids:
+        return {}
+    rows = (
+        Message.objects.filter(
+            conversation_id=conversation_id, role=Role.TOOL, tool_call_id__in=ids
+        )
+        .order_by("seq")
+        .values_list("tool_call_id", "content")
+    )
+    found: dict[str, str] = {}
+    for call_id, content in rows:
+        found.setdefault(call_id, content)
+    return found

@@ -20,16 +20,18 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+from django.db import connections
 
 from chat.core.models import Run
 from chat.mcphost.client import Budget, Hooks, elicitation_limit
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def backend() -> Any | None:
@@ -79,17 +81,31 @@ def hooks(*, extra: Mapping[str, Any], server_name: str, tool_name: str, call_id
             conversation_id=conversation_id,
             remote_id=elicitation_id,
         )
-        if not await anyio.to_thread.run_sync(done):
+        if not await _orm(done):
             logger.info("MCP server %s completed an unknown elicitation", server_name)
 
     return Hooks(elicit=elicit, elicitation_complete=complete)
+
+
+async def _orm(function: Callable[[], T], *, abandon_on_cancel: bool = False) -> T:
+    """Run synchronous ORM work on a worker thread and give its database connection back
+    afterwards: the event loop's worker threads outlive the call, and a connection they
+    kept would stay checked out of the pool for good."""
+
+    def call() -> T:
+        try:
+            return function()
+        finally:
+            connections.close_all()
+
+    return await anyio.to_thread.run_sync(call, abandon_on_cancel=abandon_on_cancel)
 
 
 async def _ask(
     services: Any, opening: functools.partial[Any], run_id: int | None
 ) -> types.ElicitResult | types.ErrorData:
     try:
-        elicitation = await anyio.to_thread.run_sync(opening)
+        elicitation = await _orm(opening)
     except services.ElicitationRefused as exc:
         return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc.message))
     # Set when the call ends before the person answered: the waiting thread stops polling.
@@ -106,7 +122,7 @@ async def _ask(
     )
     outcome = None
     try:
-        outcome = await anyio.to_thread.run_sync(waiting, abandon_on_cancel=True)
+        outcome = await _orm(waiting, abandon_on_cancel=True)
     finally:
         if outcome is None:
             gone.set()
@@ -114,7 +130,7 @@ async def _ask(
                 abandon = functools.partial(
                     services.elicitation_abandon, elicitation.pk, "the MCP call ended"
                 )
-                await anyio.to_thread.run_sync(abandon)
+                await _orm(abandon)
     action = outcome.action if outcome.action in ("accept", "decline", "cancel") else "cancel"
     content = outcome.content if action == "accept" else None
     return types.ElicitResult(action=action, content=content)

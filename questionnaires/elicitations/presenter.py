@@ -14,9 +14,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.models import Conversation, Message
+from chat.core.selectors import tool_results
 from questionnaires.drafts import Drafts
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
-from questionnaires.elicitations.selectors import elicitations_by_message, tool_results_by_call
+from questionnaires.elicitations.selectors import elicitations_by_message
 from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
 
@@ -148,7 +149,7 @@ def elicitation_cards_for(
     rows = elicitations_by_message(message_ids=[m.pk for m in messages])
     # The result goes on the last card of its tool call (a server may ask more than once).
     last = {row.tool_call_id: row.pk for row in sorted(rows.values(), key=lambda r: r.pk)}
-    results = tool_results_by_call(conversation_id=conversation.pk, call_ids=last)
+    results = tool_results(conversation_id=conversation.pk, call_ids=last)
     cards: dict[int, list[ElicitationCard]] = {}
     for message_id, row in rows.items():
         card = elicitation_card(row, drafts=drafts or {}, draft=draft)

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Message
+from chat.core.models import Conversation
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 
 
@@ -45,19 +45,3 @@ def elicitations_by_message(*, message_ids: Iterable[int]) -> dict[int, Elicitat
         return {}
     rows = Elicitation.objects.filter(message_id__in=ids).select_related("run")
     return {row.message_id: row for row in rows}
-
-
-def tool_results_by_call(*, conversation_id: int, call_ids: Iterable[str]) -> dict[str, str]:
-    """tool call id -> the stored result (JSON text) the model got for it (one query)."""
-    ids = [c for c in call_ids if c]
-    if not ids:
-        return {}
-    rows = (
-        Message.objects.filter(conversation_id=conversation_id, role="tool", tool_call_id__in=ids)
-        .order_by("seq")
-        .values_list("tool_call_id", "content")
-    )
-    found: dict[str, str] = {}
-    for call_id, content in rows:
-        found.setdefault(call_id, content)
-    return found

@@ -1,8 +1,7 @@
-"""Reads for cards: answered submissions and ``questionnaire_async`` tool results.
+"""Reads for inline cards: their answered submissions.
 
 Each function is one query for a whole conversation (or page), so rendering a page
-never queries per message.  Chat models are reached through the app registry:
-``questionnaires`` never imports ``chat``.
+never queries per message. (Tool results of any way of asking: `chat.core.selectors`.)
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from chat.core.models import Message
 from questionnaires.inline.models import Submission
 from questionnaires.inline.presenter import Answer
 
@@ -28,22 +26,6 @@ def answers_by_message(
     ):
         found[message_id][qid] = Answer(key=pk, answers=answers or {}, other_text=other_text or {})
     return dict(found)
-
-
-def tool_results(*, conversation_id: int, call_ids: Iterable[str]) -> dict[str, str]:
-    """tool call id -> content of the ``tool`` message answering it (first one wins)."""
-    ids = [c for c in call_ids if c]
-    if not ids:
-        return {}
-    rows = (
-        Message.objects.filter(conversation_id=conversation_id, role="tool", tool_call_id__in=ids)
-        .order_by("seq")
-        .values_list("tool_call_id", "content")
-    )
-    found: dict[str, str] = {}
-    for call_id, content in rows:
-        found.setdefault(call_id, content)
-    return found
 
 
 def submission_exists(*, conversation_id: int, questionnaire_id: str) -> bool:

@@ -52,7 +52,9 @@ def questionnaire_find(
         content=message.content,
         display_content=message.display_content,
         tool_calls=message.tool_calls or (),
-        tool_results=selectors.tool_results(conversation_id=conversation_id, call_ids=call_ids),
+        tool_results=core_selectors.tool_results(
+            conversation_id=conversation_id, call_ids=call_ids
+        ),
         readonly=message.readonly,
     )
     questionnaire = message_questionnaires(message_input, lang=lang).get(questionnaire_id)
