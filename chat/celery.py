@@ -21,6 +21,7 @@ import threading
 
 from celery import Celery
 from celery.signals import worker_process_init
+from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
@@ -58,3 +59,27 @@ def _die_with_the_worker(**_kwargs: object) -> None:
         ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the heartbeat fence still protects runs
         logger.debug("prctl(PR_SET_PDEATHSIG) unavailable")
+
+
+_kombu_restore_unacked = kombu_redis.QoS.restore_unacked
+
+
+def _restore_unacked(self, client=None):  # type: ignore[no-untyped-def]
+    """Keep a worker alive when Redis restarts under it.
+
+    On a lost connection Celery closes the channel, whose QoS then puts back the messages
+    it holds unacknowledged — through the connection kombu has just released, which
+    raises AttributeError ('NoneType' object has no attribute 'hostname'); Celery calls
+    that an unrecoverable error and the worker exits (seen in the load test's fault
+    matrix). A restarted Redis kept none of those messages anyway, and the runs they
+    carried are found again by the reaper (chat.runs.heartbeat), so the put-back is
+    skipped and the worker reconnects."""
+    try:
+        return _kombu_restore_unacked(self, client)
+    except AttributeError:
+        logger.warning("broker connection gone: unacknowledged messages not put back")
+        self._delivered.clear()
+        return None
+
+
+kombu_redis.QoS.restore_unacked = _restore_unacked

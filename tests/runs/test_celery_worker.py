@@ -68,12 +68,13 @@ def celery_env(settings, tmp_path):
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     workers: list[CeleryWorker] = []
 
-    def start(name: str, *, beat: bool = False) -> CeleryWorker:
-        worker = CeleryWorker(tmp_path, env, name, beat=beat)
+    def start(name: str, *, beat: bool = False, **extra: str) -> CeleryWorker:
+        worker = CeleryWorker(tmp_path, {**env, **extra}, name, beat=beat)
         workers.append(worker)
         worker.wait_ready()
         return worker
 
+    start.queue = queue  # type: ignore[attr-defined]
     yield start
     for worker in workers:
         worker.stop()
@@ -156,3 +157,31 @@ def test_a_turn_survives_its_workers_death(celery_env, user):
     lost, done = run.attempt_log.order_by("number")
     assert lost.task_id == done.task_id  # the same message, delivered again
     assert lost.worker != done.worker and done.worker.startswith("second@")
+
+
+def test_a_worker_outlives_a_redis_restart(celery_env, user, tmp_path):
+    """Redis dies mid-turn and comes back empty: the worker reconnects (kombu can make
+    it exit while putting back the turn's unacknowledged message; chat/celery.py), the
+    turn in flight finishes, and the next run it is sent runs."""
+    from celery import Celery
+
+    from tests.support.redis_server import RedisServer, redis_available
+
+    if not redis_available():
+        pytest.skip("needs redis-server to restart a Redis of the test's own")
+    with RedisServer(tmp_path) as redis:
+        worker = celery_env("restarts", CELERY_BROKER_URL=redis.url, REDIS_URL=redis.url)
+        sender = Celery(broker=redis.url)
+        slow = Conversation.objects.create(owner=user, agent="scripted", state={"script": "slow"})
+        message_post_user(conversation=slow, content="one")  # (its hand-off: the shared broker)
+        in_flight = slow.runs.get()
+        sender.send_task("chat.run_execute", args=(in_flight.pk,), queue=celery_env.queue)
+        _wait(lambda: _streaming_reply(in_flight), 15, "the turn to be in flight", [worker])
+        redis.restart(down=1.0)
+        _wait(lambda: _finished(in_flight) is not None, 15, "the turn in flight", [worker])
+        time.sleep(2)  # the worker has met the lost connection by now
+        assert worker.proc.poll() is None, worker.text()[-3000:]
+        conversation = Conversation.objects.create(owner=user, agent="echo")
+        run = Run.objects.create(conversation=conversation)
+        sender.send_task("chat.run_execute", args=(run.pk,), queue=celery_env.queue)
+        _wait(lambda: _finished(run) is not None, 15, "the run after the restart", [worker])
