@@ -22,6 +22,7 @@ import threading
 from celery import Celery
 from celery.signals import worker_process_init
 from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
@@ -61,25 +62,22 @@ def _die_with_the_worker(**_kwargs: object) -> None:
         logger.debug("prctl(PR_SET_PDEATHSIG) unavailable")
 
 
-_kombu_restore_unacked = kombu_redis.QoS.restore_unacked
+_kombu_connparams = kombu_redis.Channel._connparams
 
 
-def _restore_unacked(self, client=None):  # type: ignore[no-untyped-def]
+def _connparams(self, *args, **kwargs):  # type: ignore[no-untyped-def]
     """Keep a worker alive when Redis restarts under it.
 
-    On a lost connection Celery closes the channel, whose QoS then puts back the messages
-    it holds unacknowledged — through the connection kombu has just released, which
-    raises AttributeError ('NoneType' object has no attribute 'hostname'); Celery calls
-    that an unrecoverable error and the worker exits (seen in the load test's fault
-    matrix). A restarted Redis kept none of those messages anyway, and the runs they
-    carried are found again by the reaper (chat.runs.heartbeat), so the put-back is
-    skipped and the worker reconnects."""
-    try:
-        return _kombu_restore_unacked(self, client)
-    except AttributeError:
-        logger.warning("broker connection gone: unacknowledged messages not put back")
-        self._delivered.clear()
-        return None
+    After a lost connection kombu still uses the closed channel — to put back the
+    messages it held unacknowledged, to acknowledge a task that finished meanwhile — and
+    the released connection makes that an AttributeError ("'NoneType' object has no
+    attribute 'client'" / "'hostname'"), which Celery calls an unrecoverable error: the
+    worker exits (seen in the load test's fault matrix). Said as what it is, a connection
+    error, it is logged and the worker reconnects. (A restarted Redis kept none of those
+    messages; the runs they carried are found again by the reaper, chat.runs.heartbeat.)"""
+    if self.connection is None or self.connection.client is None:
+        raise RedisConnectionError("the broker connection of this channel is closed")
+    return _kombu_connparams(self, *args, **kwargs)
 
 
-kombu_redis.QoS.restore_unacked = _restore_unacked
+kombu_redis.Channel._connparams = _connparams

@@ -319,7 +319,7 @@ AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # off again, backing off as it keeps waiting; one nobody took within AGENT_QUEUE_TIMEOUT
 # is failed. Failures show Retry.
 AGENT_HEARTBEAT_TIMEOUT = float(os.environ.get("AGENT_HEARTBEAT_TIMEOUT", "30"))
-AGENT_HANDOFF_TIMEOUT = float(os.environ.get("AGENT_HANDOFF_TIMEOUT", "3"))
+AGENT_HANDOFF_TIMEOUT = float(os.environ.get("AGENT_HANDOFF_TIMEOUT", "2"))
 AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
 AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
 # The longest a turn may take on one worker (seconds): at the soft limit the run fails

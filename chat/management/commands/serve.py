@@ -29,6 +29,7 @@ from collections import deque
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.core.dbfaults import connections_reset, retry_on_connection_loss
 from chat.runs.heartbeat import run_reap_stale
 
 
@@ -154,9 +155,10 @@ class Command(BaseCommand):
         backlog, this one looks at the database every AGENT_REAP_INTERVAL whatever the
         queue holds (the two never act twice on one run: conditional updates)."""
         try:
-            reaped = run_reap_stale()
+            reaped = retry_on_connection_loss(run_reap_stale, tries=2, what="reaping runs")
         except Exception as exc:  # the database may be restarting; try again later
             self.stderr.write(f"reaping stale runs failed: {exc}")
+            connections_reset()  # a dropped connection must not fail every later reap
             return
         if reaped.failed or reaped.requeued or reaped.redispatched:
             self.stderr.write(
