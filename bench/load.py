@@ -12,7 +12,8 @@ and waits for the next turn. Some users drop their stream mid-round and reconnec
 `Last-Event-ID`. With `--kill-worker`, one web worker process is SIGKILLed half-way:
 clients reconnect or retry (submits are idempotent) and must lose nothing. With
 `--kill-run-worker` (runs on Celery: `--run-workers` > 0), one more user starts a slow
-two-step turn half-way (scripts/slow) and the Celery pool process running it is
+two-step turn half-way (scripts/slow; with `--faults`, once the matrix is over, so that
+no other fault interrupts it first) and the Celery pool process running it is
 SIGKILLed while its reply streams: the turn must resume on another process and finish.
 With `--faults` (all four kinds unless listed), the fault matrix of bench/faults.py
 strikes at random moments: a web worker, a Celery pool process, the Redis server (the
@@ -224,9 +225,13 @@ class User:
         self.stream_task = asyncio.ensure_future(self.stream())
         try:
             mark = len(self.seen.events)
+            first: fault_matrix.Round | None = fault_matrix.Round(self.n, time.perf_counter())
+            self.rounds.append(first)
             await self.send_first_message()
             while True:
-                _, data, _ = await self.wait_for(_assistant_message, mark)
+                _, data, seen_at = await self.wait_for(_assistant_message, mark)
+                if first is not None:  # the first turn is a round too (faults strike early)
+                    first.done, first = seen_at, None
                 if time.monotonic() >= until:
                     break
                 mark = len(self.seen.events)
@@ -308,8 +313,11 @@ print(json.dumps({
 RUNS_OF = """
 import json
 from chat.core.models import Run
-print(json.dumps(list(Run.objects.filter(conversation_id={cid}).values_list(
-    "id", "status", "attempts", "worker", "error"))))
+from chat.core.models import Event
+events = Event.objects.filter(conversation_id={cid})
+print(json.dumps([list(Run.objects.filter(conversation_id={cid}).values_list(
+    "id", "status", "attempts", "worker", "error")), events.count(),
+    max(events.values_list("id", flat=True), default=0)]))
 """
 
 
@@ -415,6 +423,18 @@ async def kill_mid_turn(server: LiveServer, victim: User) -> dict[str, Any]:
     }
 
 
+async def _kill_mid_turn(server: LiveServer, victim: User, stats: Stats) -> dict[str, Any] | None:
+    try:
+        return await kill_mid_turn(server, victim)
+    except Exception as exc:  # reported with the run's state, not a crashed load run
+        runs = await asyncio.to_thread(server.json, RUNS_OF.format(cid=victim.conversation_id))
+        seen = [(n, d.get("iteration")) for _, n, d, _ in victim.seen.events][-12:]
+        stats.errors.append(
+            f"mid-turn kill: {type(exc).__name__}: {exc}; runs {runs}; the victim saw {seen}"
+        )
+        return None
+
+
 async def drive(
     server: LiveServer, args: argparse.Namespace, redis: RedisServer | None = None
 ) -> dict[str, Any]:
@@ -436,18 +456,18 @@ async def drive(
     ]
     injecting = asyncio.ensure_future(fault_matrix.inject(faults, server, redis, started))
     killed, mid_turn = None, None
-    if args.kill_worker or victim is not None:
+    if args.kill_worker or (victim is not None and not faults):
         await asyncio.sleep(args.duration / 2)
     if args.kill_worker:
         killed = server.kill_one_worker()
-    if victim is not None:
-        try:
-            mid_turn = await kill_mid_turn(server, victim)
-        except Exception as exc:  # reported with the run's state, not a crashed load run
-            runs = await asyncio.to_thread(server.json, RUNS_OF.format(cid=victim.conversation_id))
-            stats.errors.append(f"mid-turn kill: {type(exc).__name__}: {exc}; runs {runs}")
+    if victim is not None and not faults:
+        mid_turn = await _kill_mid_turn(server, victim, stats)
     await asyncio.gather(*tasks)
     await injecting
+    if victim is not None and faults:
+        # After the matrix: a fault of its own must not interrupt the victim's turn before
+        # this kill does (the matrix's `run` fault covers kills under load).
+        mid_turn = await _kill_mid_turn(server, victim, stats)
     elapsed = time.monotonic() - started
     answers_per_s = stats.answers / elapsed
     await asyncio.sleep(1.0)  # the last runs finish
