@@ -136,3 +136,18 @@ def pytest_collection_modifyitems(items):
     """Browser tests run last: Playwright's sync API keeps an event loop running in the
     main thread for the rest of the session, which would break later asyncio tests."""
     items.sort(key=lambda item: "/tests/e2e/" in str(item.path))
+
+
+@pytest.fixture
+def postgres_only():
+    """Skip (fail under REQUIRE_SERVICES=1) unless the test database is PostgreSQL: real
+    concurrent transactions and row locks, which SQLite serialises away."""
+    from django.db import connection
+
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        reason = "needs DATABASE_URL=postgres://… for real concurrent transactions"
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    assert connection.vendor == "postgresql"

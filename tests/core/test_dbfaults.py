@@ -149,9 +149,7 @@ def test_a_turn_that_fails_on_a_live_connection_still_fails(conversation, monkey
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_terminated_postgresql_backend_is_recognised_and_replaced():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…) to terminate a backend")
+def test_a_terminated_postgresql_backend_is_recognised_and_replaced(postgres_only):
     import psycopg
 
     from chat.core.models import Conversation
@@ -171,11 +169,11 @@ def test_a_terminated_postgresql_backend_is_recognised_and_replaced():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_page_post_survives_a_terminated_postgresql_backend(client, user, monkeypatch):
+def test_a_page_post_survives_a_terminated_postgresql_backend(
+    postgres_only, client, user, monkeypatch
+):
     """The connection dies inside the message's transaction: nothing was stored, the view
     runs again on a fresh connection, the message is stored once."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…) to terminate a backend")
     import psycopg
 
     from chat.core.services import conversation_create

@@ -6,7 +6,6 @@ that had read the later one would skip the earlier one forever.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -18,15 +17,7 @@ from chat.core.services import event_emit
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _require_postgres() -> None:
-    if connection.vendor != "postgresql":
-        if os.environ.get("REQUIRE_SERVICES"):
-            pytest.fail("REQUIRE_SERVICES is set but DATABASE_URL is not PostgreSQL")
-        pytest.skip("needs DATABASE_URL=postgres://… for concurrent transactions")
-
-
-def test_a_second_writer_waits_for_the_first_transaction(conversation):
-    _require_postgres()
+def test_a_second_writer_waits_for_the_first_transaction(postgres_only, conversation):
     first_emitted = threading.Event()
     order: list[str] = []
 

@@ -6,12 +6,11 @@ points at it, and is skipped (or fails under REQUIRE_SERVICES=1) otherwise.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -23,19 +22,8 @@ pytestmark = [pytest.mark.postgres]
 THREADS = 20
 
 
-@pytest.fixture
-def _postgres():
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        reason = "needs DATABASE_URL=postgres://… for real concurrent transactions"
-        if os.environ.get("REQUIRE_SERVICES") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    assert connection.vendor == "postgresql"
-
-
 def test_twenty_concurrent_submits_record_one_answer(
-    _postgres, transactional_db, user, conversation
+    postgres_only, transactional_db, user, conversation
 ):
     row = open_elicitation(conversation)
     url = reverse("chat:elicitation_answer", args=[conversation.pk, row.pk])

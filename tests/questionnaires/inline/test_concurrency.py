@@ -6,12 +6,11 @@ DATABASE_URL points at it, and is skipped (or fails under REQUIRE_SERVICES=1) ot
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -22,19 +21,8 @@ pytestmark = [pytest.mark.postgres]
 THREADS = 20
 
 
-@pytest.fixture
-def _postgres():
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        reason = "needs DATABASE_URL=postgres://… for real concurrent transactions"
-        if os.environ.get("REQUIRE_SERVICES") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    assert connection.vendor == "postgresql"
-
-
 def test_twenty_concurrent_submits_create_one_answer(
-    _postgres, transactional_db, user, card_message
+    postgres_only, transactional_db, user, card_message
 ):
     url = reverse("chat:questionnaire_submit", args=[card_message.conversation_id, card_message.pk])
     body = {
