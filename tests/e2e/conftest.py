@@ -29,10 +29,6 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
-            # A real browser against a real server on a shared 2-core machine: about one
-            # full e2e run in ten had one timing failure. A failure is retried once and
-            # reported as a rerun ("R") in the summary, so it stays visible.
-            item.add_marker(pytest.mark.flaky(reruns=1))
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +36,11 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
     """The app as `manage.py serve` runs it, on its own SQLite file, users ann and bob."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
-    live = LiveServer(tmp_path_factory.mktemp("e2e"), env={"SSE_KEEPALIVE_SECONDS": "2"})
+    live = LiveServer(
+        tmp_path_factory.mktemp("e2e"),
+        env={"SSE_KEEPALIVE_SECONDS": "2"},
+        settings_module="tests.support.settings_fast",
+    )
     live.manage("migrate", "--noinput", "-v0")
     live.shell(
         "from django.contrib.auth.models import User\n"

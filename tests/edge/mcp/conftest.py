@@ -11,5 +11,7 @@ from tests.support.liveserver import LiveServer
 
 @pytest.fixture(scope="session")
 def mcp_server(tmp_path_factory) -> Iterator[LiveServer]:
-    with LiveServer(tmp_path_factory.mktemp("mcp")) as server:
+    with LiveServer(
+        tmp_path_factory.mktemp("mcp"), settings_module="tests.support.settings_fast"
+    ) as server:
         yield server
