@@ -202,7 +202,12 @@ def _token(server: LiveServer) -> str:
 
 
 def _run_shape(**server_options: Any) -> dict[str, float]:
-    env = {"LOG_LEVEL": "WARNING", "SSE_KEEPALIVE_SECONDS": "30", "SSE_MAX_STREAMS": "5000"}
+    env = {
+        "LOG_LEVEL": "WARNING",
+        "SSE_KEEPALIVE_SECONDS": "30",
+        "SSE_MAX_STREAMS": "5000",
+        "SSE_MAX_STREAMS_PER_USER": "5000",  # one user opens them all
+    }
     with (
         tempfile.TemporaryDirectory() as tmp,
         LiveServer(Path(tmp), env=env, **server_options) as server,

@@ -14,3 +14,9 @@ class ChatConfig(AppConfig):
         from chat.runs.dispatch import run_dispatch
 
         run_executor_set(run_dispatch)
+        # `<id:…>` in URLs: ASCII digits within 64 bits, else 400 `invalid_id` (not a 500).
+        from django.urls import register_converter
+
+        from chat.core.http import IdConverter
+
+        register_converter(IdConverter, "id")

@@ -368,6 +368,9 @@ SSE_CATCHUP_SECONDS = float(os.environ.get("SSE_CATCHUP_SECONDS", "2"))
 # Retry-After at once (reconnect storms are shed, not queued). Each stream is a socket: the
 # process lifts its soft open-files limit to SSE_MAX_STREAMS + 1024 when the hard one allows.
 SSE_MAX_STREAMS = int(os.environ.get("SSE_MAX_STREAMS", "5000"))
+# Of those, what one user may hold open in a process (more tabs than a person uses): beyond
+# it 429 `too_many_streams` with Retry-After, so one account can't shut everyone else out.
+SSE_MAX_STREAMS_PER_USER = int(os.environ.get("SSE_MAX_STREAMS_PER_USER", "20"))
 # Reconnect delay (ms) a stream announces: `retry:` is SSE_RETRY_MS to 3x that at random, so
 # dropped tabs come back spread out; a 503's Retry-After is 1x to 10x it (in seconds).
 SSE_RETRY_MS = int(os.environ.get("SSE_RETRY_MS", "1000"))

@@ -15,52 +15,52 @@ from questionnaires.inline import views as questionnaire_views
 chat_patterns = [
     path("", views.conversation_list, name="conversation_list"),
     path("conversations/new", views.conversation_create, name="conversation_create"),
-    path("conversations/<int:conversation_id>/", views.conversation_detail, name="conversation"),
+    path("conversations/<id:conversation_id>/", views.conversation_detail, name="conversation"),
     path(
-        "conversations/<int:conversation_id>/rename",
+        "conversations/<id:conversation_id>/rename",
         views.conversation_rename,
         name="conversation_rename",
     ),
     path(
-        "conversations/<int:conversation_id>/delete",
+        "conversations/<id:conversation_id>/delete",
         views.conversation_delete,
         name="conversation_delete",
     ),
     path(
-        "conversations/<int:conversation_id>/messages",
+        "conversations/<id:conversation_id>/messages",
         views.message_send,
         name="message_send",
     ),
     path(
-        "conversations/<int:conversation_id>/fragment",
+        "conversations/<id:conversation_id>/fragment",
         views.message_list_fragment,
         name="message_list",
     ),
     path(
-        "conversations/<int:conversation_id>/events",
+        "conversations/<id:conversation_id>/events",
         views.conversation_events,
         name="events",
     ),
     path("", include("chat.runs.urls")),
     path(
-        "conversations/<int:conversation_id>/messages/<int:message_id>/answer",
+        "conversations/<id:conversation_id>/messages/<id:message_id>/answer",
         questionnaire_views.questionnaire_submit_view,
         name="questionnaire_submit",
     ),
     path("", include(structured_urls.page_patterns)),
     path("", include(elicitation_urls.page_patterns)),
     path(
-        "conversations/<int:conversation_id>/forms/answer",
+        "conversations/<id:conversation_id>/forms/answer",
         interactive_form_views.interactive_form_answer,
         name="interactive_form_answer",
     ),
     path(
-        "conversations/<int:conversation_id>/drafts",
+        "conversations/<id:conversation_id>/drafts",
         drafts.draft_save_view,
         name="draft_save",
     ),
     path(
-        "conversations/<int:conversation_id>/forms/cancel-and-send",
+        "conversations/<id:conversation_id>/forms/cancel-and-send",
         interactive_form_views.interactive_form_cancel_and_send,
         name="interactive_form_cancel_send",
     ),
@@ -68,14 +68,17 @@ chat_patterns = [
 
 api_patterns = [
     path("conversations/", api.conversations, name="conversations"),
-    path("conversations/<int:conversation_id>/messages", api.messages, name="messages"),
-    path("conversations/<int:conversation_id>/events", api.events, name="events"),
+    path("conversations/<id:conversation_id>/messages", api.messages, name="messages"),
+    path("conversations/<id:conversation_id>/events", api.events, name="events"),
     path("", include(structured_urls.api_patterns)),
-    path("conversations/<int:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
+    path("conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
     path("kinds/skills", skills_api.skill_list, name="skills"),
     path("kinds/skills/upload", skills_api.skill_upload, name="skill_upload"),
-    path("kinds/skills/<int:skill_id>", skills_api.skill_update, name="skill_update"),
+    path("kinds/skills/<id:skill_id>", skills_api.skill_update, name="skill_update"),
 ]
+
+# A URL id the database can't hold (`chat.core.http.InvalidId`) and other bad requests.
+handler400 = "chat.edge.views.bad_request"
 
 urlpatterns = [
     path("", include((chat_patterns, "chat"))),

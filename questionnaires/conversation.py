@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -82,21 +83,18 @@ def message_items_for(
     return _items(conversation, messages, draft=draft)
 
 
-def message_items_changed(*, conversation: Conversation, live: str) -> list[MessageItem]:
+def message_items_changed(
+    *, conversation: Conversation, live: Mapping[int, str]
+) -> list[MessageItem]:
     """Out-of-band replacements for the cards an open tab reports as still live
-    (``live`` = ``"<message id>:<card state>,..."``) whose state has changed since."""
-    reported: dict[int, str] = {}
-    for part in live.split(",")[:50]:
-        pk, _sep, state = part.partition(":")
-        if pk.isdigit():
-            reported[int(pk)] = state
-    if not reported:
+    (``live`` = message id → the card state it shows) whose state has changed since."""
+    if not live:
         return []
     messages = list(
-        selectors.message_list_visible(conversation=conversation).filter(pk__in=list(reported))
+        selectors.message_list_visible(conversation=conversation).filter(pk__in=list(live))
     )
     items = _items(conversation, messages)
-    return [replace(i, oob=True) for i in items if i.card_state != reported.get(i.message.pk)]
+    return [replace(i, oob=True) for i in items if i.card_state != live.get(i.message.pk)]
 
 
 def _items(

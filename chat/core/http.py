@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils.translation import gettext as _
@@ -34,6 +35,50 @@ def bearer_from_header(value: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
+
+
+MAX_ID = 2**63 - 1
+"""The largest id both databases store (a signed 64-bit integer)."""
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+class InvalidId(ChatError, BadRequest):
+    """400 `invalid_id`. Also Django's `BadRequest`, so one raised while a URL is resolved
+    (the `id` path converter) reaches `chat.edge.views.bad_request` and answers with the
+    same code."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            "invalid_id",
+            _("“%(name)s” must be a whole number from 0 to 9223372036854775807.") % {"name": name},
+            details={"parameter": name},
+        )
+
+
+def parse_id(value: str | None, *, name: str, default: int | None = None) -> int:
+    """The one integer parser for ids and cursors (URL ids, `Last-Event-ID`,
+    `last_event_id`, `after`, `live`): ASCII digits only, 0 to 2^63 - 1, surrounding
+    spaces allowed. Missing or blank gives `default` when there is one. Anything else —
+    a sign, `²`, `①`, Arabic-Indic digits (which `int()` accepts), a number past what the
+    database stores — is `InvalidId`, never a 500 and never silently another id."""
+    text = (value or "").strip(" \t")
+    if not text and default is not None:
+        return default
+    if _DIGITS.fullmatch(text) is None or int(text) > MAX_ID:
+        raise InvalidId(name)
+    return int(text)
+
+
+class IdConverter:
+    """The `<id:name>` path converter: `parse_id` for ids in URLs."""
+
+    regex = "[0-9]+"
+
+    def to_python(self, value: str) -> int:
+        return parse_id(value, name="id")
+
+    def to_url(self, value: int) -> str:
+        return str(int(value))
 
 
 def bearer_token(request: HttpRequest) -> str | None:
@@ -113,29 +158,38 @@ def request_problem(request: HttpRequest) -> ChatError | None:
     return None
 
 
-def _client_address(request: HttpRequest) -> str:
+def client_address(request: HttpRequest) -> str:
+    """The client's address as the ASGI server reports it. Behind a proxy that is the
+    proxy's unless uvicorn trusts it (`TRUSTED_PROXIES`, passed on as
+    `--forwarded-allow-ips`); nobody else can pick their own with `X-Forwarded-For`."""
     return str(request.META.get("REMOTE_ADDR", ""))
 
 
-def bad_token_check(request: HttpRequest) -> None:
-    """429 `too_many_attempts` once an address sent too many bad tokens this minute."""
-    count = cache.get(f"badtoken:{_client_address(request)}", 0)
-    if count >= settings.BAD_TOKEN_LIMIT_PER_MINUTE:
-        raise ChatError(
+def bad_token_strike(address: str) -> ChatError:
+    """The answer to a request whose token was refused: 401 `unauthorized`, or 429
+    `too_many_attempts` (`Retry-After`) once ``address`` sent more than
+    BAD_TOKEN_LIMIT_PER_MINUTE bad tokens this minute.
+
+    Only refused tokens are counted and only they are throttled — a valid token is
+    checked first and always served — so a client sending bad tokens never locks out
+    another one behind the same address (a NAT, a load balancer)."""
+    key = f"badtoken:{address}"
+    cache.add(key, 0, timeout=60)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=60)
+        count = 1
+    if count > settings.BAD_TOKEN_LIMIT_PER_MINUTE:
+        return ChatError(
             "too_many_attempts",
             _("Too many requests with an invalid token. Wait a minute and try again."),
             status=429,
             details={"retry_after": 60},
         )
-
-
-def bad_token_record(request: HttpRequest) -> None:
-    key = f"badtoken:{_client_address(request)}"
-    cache.add(key, 0, timeout=60)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=60)
+    return ChatError(
+        "unauthorized", _("Send a valid API token: Authorization: Bearer <token>."), status=401
+    )
 
 
 def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
@@ -163,7 +217,6 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             try:
-                bad_token_check(request)
                 raw = bearer_token(request)
                 if is_skill_token(raw):  # also refused by SkillTokenScopeMiddleware
                     raise ChatError(
@@ -173,12 +226,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
                     )
                 user = user_for_api_token(raw) if raw else None
                 if user is None:
-                    bad_token_record(request)
-                    raise ChatError(
-                        "unauthorized",
-                        _("Send a valid API token: Authorization: Bearer <token>."),
-                        status=401,
-                    )
+                    raise bad_token_strike(client_address(request))
                 request.user = user
                 request_check(request, methods)
                 return view(request, *args, **kwargs)

@@ -15,14 +15,14 @@ from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
 from chat.core.http import (
     api_view,
-    bad_token_check,
-    bad_token_record,
+    bad_token_strike,
     bearer_token,
+    client_address,
     error_response,
     json_body,
 )
 from chat.core.models import Message, Role
-from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
 from questionnaires.tool_calls import assistant_message_create
@@ -129,12 +129,9 @@ async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase
     if request.method != "GET":
         return HttpResponse(status=405)
     try:
-        bad_token_check(request)
+        last = last_event_id(request)
     except ChatError as error:
         return error_response(error)
-    last = parse_last_event_id(
-        request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
-    )
     access = functools.partial(
         stream_access_for_token, raw=bearer_token(request), conversation_id=conversation_id
     )
@@ -145,15 +142,6 @@ async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase
     except StreamRefused as refused:
         if refused.code == "not_found":
             return error_response(NotFound())
-        bad_token_record(request)
-        return error_response(
-            ChatError(
-                "unauthorized",
-                _("Send a valid API token: Authorization: Bearer <token>."),
-                status=401,
-            )
-        )
-    except StreamOverloaded as error:
-        response = error_response(error)
-        response["Retry-After"] = str(error.retry_after)
-        return response
+        return error_response(bad_token_strike(client_address(request)))
+    except StreamBusy as error:
+        return error_response(error)  # with Retry-After

@@ -70,6 +70,10 @@ class Full(Exception):
     """The process has SSE_MAX_STREAMS streams open (or opening)."""
 
 
+class UserFull(Exception):
+    """This user has SSE_MAX_STREAMS_PER_USER streams open in this process."""
+
+
 def hub(render: Callable[[EventRow], bytes]) -> Hub:
     """This event loop's hub (one per process in production; tests run a loop each)."""
     global _hub
@@ -87,10 +91,11 @@ def _settle(waiter: asyncio.Future[None]) -> None:
 class Listener:
     """One open stream's inbox: frames the feed read since the stream last looked."""
 
-    __slots__ = ("behind", "feed", "frames", "ping", "released", "_waiter")
+    __slots__ = ("behind", "feed", "frames", "ping", "released", "user", "_waiter")
 
     def __init__(self) -> None:
         self.frames: list[Frame] = []
+        self.user: int | None = None  # whose stream it is, once claimed
         self.behind = False  # the inbox overflowed: catch up from the database
         self.ping = False  # a keep-alive comment is due
         self.feed: Feed | None = None
@@ -220,6 +225,7 @@ class Hub:
         self.feeds: dict[int, Feed] = {}
         self.leaving: dict[int, asyncio.Task[None]] = {}
         self.open = 0  # listeners reserved or subscribed (what SSE_MAX_STREAMS limits)
+        self.by_user: dict[int, int] = {}  # open listeners per user (SSE_MAX_STREAMS_PER_USER)
         self.channel = ""
         # The layer failed (it may have forgotten this process's groups): join them again
         # as soon as it answers.
@@ -236,6 +242,14 @@ class Hub:
             raise Full()
         self.open += 1
         return Listener()
+
+    def claim(self, listener: Listener, user_id: int) -> None:
+        """Count a reserved listener as the user's; raises UserFull at
+        SSE_MAX_STREAMS_PER_USER, so one person can't take the whole process's share."""
+        if self.by_user.get(user_id, 0) >= settings.SSE_MAX_STREAMS_PER_USER:
+            raise UserFull()
+        self.by_user[user_id] = self.by_user.get(user_id, 0) + 1
+        listener.user = user_id
 
     async def subscribe(self, listener: Listener, conversation_id: int) -> None:
         """Attach the listener to the conversation's feed (joining the group if new).
@@ -256,6 +270,10 @@ class Hub:
             return
         listener.released = True
         self.open -= 1
+        if listener.user is not None:
+            left = self.by_user.pop(listener.user) - 1
+            if left:
+                self.by_user[listener.user] = left
         feed, listener.feed = listener.feed, None
         if feed is not None:
             feed.listeners.discard(listener)

@@ -17,9 +17,9 @@ import secrets
 from typing import Any
 
 import mcp_types as types
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.core.cache import cache
 from django.http.request import split_domain_port, validate_host
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
@@ -27,7 +27,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from chat.agent.events import ToolCall, ToolResult
 from chat.agent.steps import step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, ToolContext
-from chat.core.http import bearer_from_header
+from chat.core.http import bad_token_strike, bearer_from_header
 from chat.core.identity import RunIdentity, mcp_token_verify
 from chat.core.models import Run, RunStatus
 from chat.core.selectors import run_identity_live
@@ -184,19 +184,15 @@ async def application(scope: Any, receive: Any, send: Any) -> None:
         if not _host_allowed(headers):
             await _refuse(send, 400, "host_invalid", "This host name is not served here.")
             return
-        client = (scope.get("client") or ("", 0))[0]
-        key = f"badtoken:{client}"
-        if await cache.aget(key, 0) >= settings.BAD_TOKEN_LIMIT_PER_MINUTE:
-            message = "Too many requests with an invalid token. Wait a minute and try again."
-            await _refuse(send, 429, "too_many_attempts", message)
-            return
         token = bearer_from_header(headers.get(b"authorization", b"").decode("latin-1"))
         identity = mcp_token_verify(token or "")
         if identity is None or not await database_sync_to_async(run_identity_live)(identity):
-            if not await cache.aadd(key, 1, timeout=60):
-                await cache.aincr(key)
-            message = "Send a valid run token: Authorization: Bearer <MCP_RUN_TOKEN>."
-            await _refuse(send, 401, "unauthorized", message)
+            client = (scope.get("client") or ("", 0))[0]
+            refusal = await sync_to_async(bad_token_strike)(str(client))
+            message = refusal.message
+            if refusal.status == 401:
+                message = "Send a valid run token: Authorization: Bearer <MCP_RUN_TOKEN>."
+            await _refuse(send, refusal.status, refusal.code, message)
             return
     await _sdk_app(scope, receive, send)
 

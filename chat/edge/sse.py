@@ -24,10 +24,11 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.http import parse_id
 from chat.edge import fanout
 from chat.edge.stream_selectors import EventRow, Refusal, event_rows_after
 
@@ -48,11 +49,13 @@ def _render(event: EventRow) -> bytes:
     return format_event(event_id=event.id, name=event.name, data=event.data)
 
 
-def parse_last_event_id(value: str | None) -> int:
-    try:
-        return max(int((value or "0").strip()), 0)
-    except ValueError:
-        return 0
+def last_event_id(request: HttpRequest) -> int:
+    """Where a stream resumes: the `Last-Event-ID` header (what EventSource sends back)
+    or `?last_event_id=`; 0 when neither is given. Anything but an id is `InvalidId`."""
+    header = request.headers.get("Last-Event-ID", "").strip()
+    if header:
+        return parse_id(header, name="Last-Event-ID")
+    return parse_id(request.GET.get("last_event_id"), name="last_event_id", default=0)
 
 
 def retry_ms() -> int:
@@ -69,30 +72,50 @@ class StreamRefused(Exception):
         self.code = code
 
 
-class StreamOverloaded(ChatError):
-    """This process is at SSE_MAX_STREAMS: 503, come back after `retry_after` seconds."""
+class StreamBusy(ChatError):
+    """A stream refused for now: come back after `retry_after` seconds (jittered)."""
+
+    def __init__(self, code: str, message: str, status: int) -> None:
+        super().__init__(code, message, status=status)
+        base = max(1, math.ceil(settings.SSE_RETRY_MS / 1000))
+        self.retry_after = random.randint(base, 10 * base)  # noqa: S311 - jitter
+        self.details["retry_after"] = self.retry_after
+
+
+class StreamOverloaded(StreamBusy):
+    """This process is at SSE_MAX_STREAMS: 503."""
 
     def __init__(self) -> None:
         super().__init__(
             "stream_overloaded",
             _("Too many open event streams on this server; reconnect in a few seconds."),
-            status=503,
+            503,
         )
-        base = max(1, math.ceil(settings.SSE_RETRY_MS / 1000))
-        self.retry_after = random.randint(base, 10 * base)  # noqa: S311 - jitter
+
+
+class TooManyStreams(StreamBusy):
+    """This user has SSE_MAX_STREAMS_PER_USER streams open in this process: 429."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "too_many_streams",
+            _("You have too many live views open; close a few tabs and try again."),
+            429,
+        )
 
 
 async def stream_open(
     *,
     conversation_id: int,
     last_event_id: int,
-    authorize: Callable[[], Refusal | None] | None = None,
+    authorize: Callable[[], Refusal | int] | None = None,
     keepalive: float | None = None,
 ) -> EventStreamResponse:
     """Open a conversation's stream, or raise StreamOverloaded or StreamRefused.
 
-    `authorize` is a synchronous access check returning a refusal or None; it runs on
-    the fan-out's database threads.
+    `authorize` is a synchronous access check returning a refusal or the user's id; it
+    runs on the fan-out's database threads. A user past SSE_MAX_STREAMS_PER_USER gets
+    TooManyStreams.
     Then the stream joins the conversation's feed and replays what it missed. Keep-alive
     comments come every SSE_KEEPALIVE_SECONDS (one timer per process), or after
     `keepalive` idle seconds if given.
@@ -133,7 +156,7 @@ async def _open(
     *,
     conversation_id: int,
     last_event_id: int,
-    authorize: Callable[[], Refusal | None] | None = None,
+    authorize: Callable[[], Refusal | int] | None = None,
     keepalive: float | None = None,
 ) -> AsyncGenerator[bytes, None]:
     hub = fanout.hub(_render)
@@ -142,9 +165,11 @@ async def _open(
     except fanout.Full:
         raise StreamOverloaded() from None
     try:
-        refusal = None if authorize is None else await hub.db(authorize)
-        if refusal is not None:
-            raise StreamRefused(refusal)
+        granted = None if authorize is None else await hub.db(authorize)
+        if isinstance(granted, str):
+            raise StreamRefused(granted)
+        if granted is not None:
+            hub.claim(listener, granted)
         await hub.subscribe(listener, conversation_id)
         replay = await hub.db(
             event_rows_after,
@@ -152,6 +177,9 @@ async def _open(
             after_id=last_event_id,
             limit=fanout.PAGE,
         )
+    except fanout.UserFull:
+        hub.release(listener)
+        raise TooManyStreams() from None
     except BaseException:
         hub.release(listener)
         raise

@@ -60,7 +60,8 @@ def _statements() -> dict[str, str]:
             f"ORDER BY {q('id')} LIMIT %s"
         ),
         "token_access": (
-            f"SELECT t.{q('id')}, t.{q('last_used_at')} FROM {q(conv.db_table)} c "  # noqa: S608
+            f"SELECT t.{q('id')}, t.{q('last_used_at')}, u.{q(user._meta.pk.column)} "  # noqa: S608
+            f"FROM {q(conv.db_table)} c "
             f"JOIN {q(user._meta.db_table)} u ON u.{q(user._meta.pk.column)} = "
             f"c.{q(conv.get_field('owner').column)} "
             f"JOIN {q(token.db_table)} t ON t.{q(token.get_field('user').column)} = "
@@ -86,8 +87,9 @@ def _fetch(statement: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return rows
 
 
-def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal | None:
-    """None if the bearer token's (active) user owns the conversation, else why not.
+def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal | int:
+    """The user's id if the bearer token's (active) user owns the conversation, else why
+    not.
 
     One query when access is granted; a refusal spends a second one to tell a bad token
     ("unauthorized") from somebody else's or a missing conversation ("not_found").
@@ -100,7 +102,7 @@ def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal
         if ApiToken.objects.filter(key_hash=key_hash, user__is_active=True).exists():
             return "not_found"
         return "unauthorized"
-    token_id, last_used = rows[0]
+    token_id, last_used, user_id = rows[0]
     now = timezone.now()
     if isinstance(last_used, str):  # SQLite hands back text outside the ORM
         last_used = ApiToken._meta.get_field("last_used_at").to_python(last_used)
@@ -108,18 +110,18 @@ def stream_access_for_token(*, raw: str | None, conversation_id: int) -> Refusal
         last_used = timezone.make_aware(last_used, UTC)
     if last_used is None or now - last_used > TOKEN_TOUCH_INTERVAL:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
-    return None
+    return int(user_id)
 
 
-def stream_access_for_session(*, request: HttpRequest, conversation_id: int) -> Refusal | None:
-    """None if the session's user owns the conversation, else why not (session, user,
-    ownership: three queries)."""
+def stream_access_for_session(*, request: HttpRequest, conversation_id: int) -> Refusal | int:
+    """The user's id if the session's user owns the conversation, else why not (session,
+    user, ownership: three queries)."""
     user = get_user(request)
     if not user.is_authenticated:
         return "unauthorized"
     if not _fetch("owned", [conversation_id, user.pk]):
         return "not_found"
-    return None
+    return int(user.pk)
 
 
 def event_rows_after(*, conversation_id: int, after_id: int, limit: int) -> list[EventRow]:

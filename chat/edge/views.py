@@ -16,16 +16,17 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat import usecases
 from chat.core import services
 from chat.core.errors import ChatError
 from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
+from chat.core.http import InvalidId, conversation_for_page, error_response, parse_id
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm
 from chat.edge.health import health_report
-from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
 from chat.usecases import intake_begin
 from questionnaires.asks.definitions import conversation_definition
@@ -157,21 +158,20 @@ def _next(request: HttpRequest, default: str) -> str:
 def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
     """Messages after `?after=SEQ`, as HTML: what a live tab appends on `message_done`."""
     conversation = conversation_for_page(request, conversation_id)
-    try:
-        after = max(int(request.GET.get("after", "0")), 0)
-    except ValueError:
-        after = 0
+    after = parse_id(request.GET.get("after"), name="after", default=0)
+    live = live_cards(request.GET.get("live", ""))
     items = message_items(conversation=conversation, after_seq=after)
     # Cards this tab still shows as answerable/pending come back out of band if they changed.
-    items += message_items_changed(conversation=conversation, live=request.GET.get("live", ""))
+    items += message_items_changed(conversation=conversation, live=live)
     return render(request, "chat/conversation.html#message-list", {"items": items})
 
 
 @require_http_methods(["GET"])
 async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-    last = parse_last_event_id(
-        request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
-    )
+    try:
+        last = last_event_id(request)
+    except InvalidId as error:
+        return HttpResponse(error.message, status=400, content_type="text/plain; charset=utf-8")
     access = functools.partial(
         stream_access_for_session, request=request, conversation_id=conversation_id
     )
@@ -181,8 +181,31 @@ async def conversation_events(request: HttpRequest, conversation_id: int) -> Htt
         )
     except StreamRefused as refused:  # not logged in, or not theirs
         return HttpResponse(status=401 if refused.code == "unauthorized" else 404)
-    except StreamOverloaded as error:
-        return HttpResponse(status=503, headers={"Retry-After": str(error.retry_after)})
+    except StreamBusy as error:
+        return HttpResponse(
+            error.message,
+            status=error.status,
+            headers={"Retry-After": str(error.retry_after)},
+            content_type="text/plain; charset=utf-8",
+        )
+
+
+def live_cards(value: str) -> dict[int, str]:
+    """`?live=<message id>:<card state>,…` (the cards a tab still shows as live), at most
+    50; an id that isn't one is `InvalidId`."""
+    parts = [part.partition(":") for part in value.split(",")[:50] if part]
+    return {parse_id(pk, name="live"): state for pk, _sep, state in parts}
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 400 handler: a `ChatError` (e.g. `invalid_id` from a URL) keeps its code —
+    as JSON on the API and `/mcp/`, as text elsewhere."""
+    error = exception if isinstance(exception, ChatError) else None
+    if error is None:
+        error = ChatError("bad_request", _("The request could not be understood."))
+    if request.path_info.startswith(("/api/", "/mcp")):
+        return error_response(error)
+    return HttpResponse(error.message, status=400, content_type="text/plain; charset=utf-8")
 
 
 @require_GET

@@ -5,14 +5,14 @@ from django.urls import path
 from chat.runs import views
 
 urlpatterns = [
-    path("conversations/<int:conversation_id>/run", views.run_status, name="run_status"),
+    path("conversations/<id:conversation_id>/run", views.run_status, name="run_status"),
     path(
-        "conversations/<int:conversation_id>/runs/<int:run_id>/cancel",
+        "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
         views.run_cancel,
         name="run_cancel",
     ),
     path(
-        "conversations/<int:conversation_id>/runs/<int:run_id>/retry",
+        "conversations/<id:conversation_id>/runs/<id:run_id>/retry",
         views.run_retry,
         name="run_retry",
     ),

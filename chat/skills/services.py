@@ -23,9 +23,9 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
 from chat.core.http import (
-    bad_token_check,
-    bad_token_record,
+    bad_token_strike,
     bearer_token,
+    client_address,
     error_response,
     json_body,
     user_for_api_token,
@@ -233,8 +233,6 @@ def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], Upl
 
 def skill_auth_user(request: HttpRequest) -> Any:
     """A skill identity token or a user API token; anything else is a 401."""
-
-    bad_token_check(request)
     raw = _bearer(request)
     user = None
     if is_skill_token(raw):
@@ -242,10 +240,10 @@ def skill_auth_user(request: HttpRequest) -> Any:
     elif raw:
         user = user_for_api_token(raw)
     if user is None:
-        bad_token_record(request)
-        raise ChatError(
-            "unauthorized",
-            _("Send a valid skill identity token or API token: Authorization: Bearer <token>."),
-            status=401,
-        )
+        refusal = bad_token_strike(client_address(request))
+        if refusal.status == 401:
+            refusal.message = _(
+                "Send a valid skill identity token or API token: Authorization: Bearer <token>."
+            )
+        raise refusal
     return user

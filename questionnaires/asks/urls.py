@@ -8,24 +8,24 @@ from questionnaires.asks import api, views
 
 page_patterns = [
     path(
-        "conversations/<int:conversation_id>/asks/<int:message_id>",
+        "conversations/<id:conversation_id>/asks/<id:message_id>",
         views.ask_fragment,
         name="ask",
     ),
     path(
-        "conversations/<int:conversation_id>/asks/<int:message_id>/answer",
+        "conversations/<id:conversation_id>/asks/<id:message_id>/answer",
         views.ask_answer,
         name="ask_answer",
     ),
-    path("conversations/<int:conversation_id>/state", views.state_fragment, name="state"),
+    path("conversations/<id:conversation_id>/state", views.state_fragment, name="state"),
     path(
-        "conversations/<int:conversation_id>/state/<str:field>",
+        "conversations/<id:conversation_id>/state/<str:field>",
         views.slot_edit,
         name="slot_edit",
     ),
 ]
 
 api_patterns = [
-    path("conversations/<int:conversation_id>/answers", views.api_answers, name="answers"),
-    path("conversations/<int:conversation_id>/asks", api.api_asks, name="asks"),
+    path("conversations/<id:conversation_id>/answers", views.api_answers, name="answers"),
+    path("conversations/<id:conversation_id>/asks", api.api_asks, name="asks"),
 ]

@@ -8,7 +8,7 @@ from questionnaires.elicitations import views
 
 page_patterns = [
     path(
-        "conversations/<int:conversation_id>/elicitations/<int:elicitation_id>",
+        "conversations/<id:conversation_id>/elicitations/<id:elicitation_id>",
         views.elicitation_answer_view,
         name="elicitation_answer",
     ),

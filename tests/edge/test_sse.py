@@ -7,7 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from chat.core.services import event_emit
-from chat.edge.sse import conversation_stream, format_event, parse_last_event_id
+from chat.edge.sse import conversation_stream, format_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,11 +25,6 @@ def _parse(frame: bytes) -> dict:
 def test_format_event_is_one_json_data_line():
     frame = format_event(event_id=7, name="text_delta", data={"text": "a\nb", "zh": "中"})
     assert frame == b'id: 7\nevent: text_delta\ndata: {"text":"a\\nb","zh":"\xe4\xb8\xad"}\n\n'
-
-
-@pytest.mark.parametrize(("raw", "expected"), [(None, 0), ("", 0), ("12", 12), ("x", 0), ("-3", 0)])
-def test_parse_last_event_id(raw, expected):
-    assert parse_last_event_id(raw) == expected
 
 
 async def _collect(stream, count: int, timeout: float = 5.0) -> list[dict]:

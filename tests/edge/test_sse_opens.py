@@ -176,6 +176,45 @@ async def test_over_capacity_gets_503_with_retry_after(app, conversation, token,
     await open_calls[1].disconnect()
 
 
+async def test_one_user_cant_take_every_stream(
+    app, async_client, conversation, token, other_user, settings
+):
+    """Issue 22: one user opened all 5,000 streams and everyone else got 503. Past
+    SSE_MAX_STREAMS_PER_USER a user gets 429 `too_many_streams`; others still open."""
+    settings.SSE_MAX_STREAMS_PER_USER = 2
+    auth = {"Authorization": f"Bearer {token}"}
+    mine = [AsgiCall(app, _api(conversation.pk), auth) for _ in range(2)]
+    for call in mine:
+        assert await call.started() == 200
+    refused = AsgiCall(app, _api(conversation.pk), auth)
+    assert await refused.started() == 429
+    assert 1 <= int(refused.headers["retry-after"]) <= 10
+    assert json.loads(refused.body)["error"] == "too_many_streams"
+    # The same user's page stream counts too (text, with Retry-After).
+    await async_client.aforce_login(conversation.owner)
+    cookie = f"sessionid={async_client.cookies['sessionid'].value}"
+    page = AsgiCall(app, f"/conversations/{conversation.pk}/events", {"Cookie": cookie})
+    assert await page.started() == 429 and page.headers["retry-after"]
+    # Someone else is not affected.
+    theirs = await sync_to_async(_conversation_of)(other_user)
+    other_token = (await sync_to_async(api_token_create)(user=other_user))[1]
+    other = AsgiCall(app, _api(theirs), {"Authorization": f"Bearer {other_token}"})
+    assert await other.started() == 200
+    # A closed stream frees its user's slot.
+    await mine[0].disconnect()
+    again = AsgiCall(app, _api(conversation.pk), auth)
+    assert await again.started() == 200
+    for call in (mine[1], again, other):
+        await call.disconnect()
+    assert fanout._hub is not None and fanout._hub.by_user == {}
+
+
+def _conversation_of(user) -> int:
+    from chat.core.services import conversation_create
+
+    return conversation_create(owner=user, agent="external").pk
+
+
 async def test_over_capacity_through_djangos_stack(async_client, conversation, api_token, settings):
     settings.SSE_MAX_STREAMS = 0
     response = await async_client.get(
@@ -186,7 +225,8 @@ async def test_over_capacity_through_djangos_stack(async_client, conversation, a
     assert response.json()["error"] == "stream_overloaded"
 
 
-async def test_idle_streams_hold_no_thread(app, conversation, token):
+async def test_idle_streams_hold_no_thread(app, conversation, token, settings):
+    settings.SSE_MAX_STREAMS_PER_USER = 100
     auth = {"Authorization": f"Bearer {token}"}
     warm = AsgiCall(app, _api(conversation.pk), auth)  # starts the fan-out's threads
     assert await warm.started() == 200
