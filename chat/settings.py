@@ -357,6 +357,9 @@ MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
 RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
 # Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).
 SKILL_MAX_ARCHIVE_BYTES = int(os.environ.get("SKILL_MAX_ARCHIVE_BYTES", str(10 * 1024 * 1024)))
+# Everything one person's skills may take (SKILL.md texts + archives; a replaced archive is
+# deleted): beyond it 413 `skill_storage_full`.
+SKILL_MAX_BYTES_PER_USER = int(os.environ.get("SKILL_MAX_BYTES_PER_USER", str(100 * 1024 * 1024)))
 # SSE keep-alive comment interval (seconds); also how often each process checks for events
 # whose wake-up went missing (one query per process, whatever the number of streams).
 SSE_KEEPALIVE_SECONDS = float(os.environ.get("SSE_KEEPALIVE_SECONDS", "15"))

@@ -173,15 +173,58 @@ def _check_archive(archive: UploadedFile | None) -> None:
         )
 
 
+def _archive_bytes(skill: Skill) -> int:
+    if not skill.archive:
+        return 0
+    try:
+        return int(skill.archive.size)
+    except OSError:  # the file is gone
+        return 0
+
+
+def _check_storage(*, owner: Any, replacing: Skill | None, skill_md: str, archive: Any) -> None:
+    """413 `skill_storage_full` when the owner's skills would take more than
+    SKILL_MAX_BYTES_PER_USER (SKILL.md texts and archives; a replaced one doesn't count)."""
+    others = Skill.objects.filter(owner=owner).exclude(pk=getattr(replacing, "pk", None))
+    used = sum(len(s.skill_md.encode()) + _archive_bytes(s) for s in others)
+    kept = _archive_bytes(replacing) if replacing is not None and archive is None else 0
+    total = used + len(skill_md.encode()) + (archive.size or 0 if archive else kept)
+    limit = int(settings.SKILL_MAX_BYTES_PER_USER)
+    if total > limit:
+        raise ChatError(
+            "skill_storage_full",
+            _("Your skills would take %(size)s bytes; each person may store %(limit)s.")
+            % {"size": total, "limit": limit},
+            status=413,
+        )
+
+
+def _save(skill: Skill, archive: UploadedFile | None) -> None:
+    """Store the skill and its new archive. The archive it replaces is deleted once the
+    row is committed; a new file whose row was not stored is deleted at once."""
+    old = skill.archive.name if archive is not None and skill.archive else ""
+    if archive is not None:
+        skill.archive.save(archive.name or "skill.zip", archive, save=False)
+    new = skill.archive.name if archive is not None else ""
+    storage = skill.archive.storage
+    try:
+        with transaction.atomic():
+            skill.save()
+            if old and old != new:
+                transaction.on_commit(lambda: storage.delete(old))
+    except BaseException:
+        if new:
+            storage.delete(new)
+        raise
+
+
 def skill_create(*, owner: Any, fields: dict[str, Any], archive: UploadedFile | None) -> Skill:
     cleaned = _clean(fields, partial=False)
     _check_archive(archive)
+    _check_storage(owner=owner, replacing=None, skill_md=cleaned["skill_md"], archive=archive)
+    skill = Skill(owner=owner, **cleaned)
     try:
-        with transaction.atomic():
-            skill = Skill(owner=owner, **cleaned)
-            if archive is not None:
-                skill.archive.save(archive.name or "skill.zip", archive, save=False)
-            skill.save()
+        _save(skill, archive)
     except IntegrityError:
         raise ChatError(
             "skill_exists",
@@ -198,13 +241,12 @@ def skill_update(
     skill = skill_get(owner=owner, skill_id=skill_id)
     cleaned = _clean(fields, partial=True)
     _check_archive(archive)
+    skill_md = cleaned.get("skill_md", skill.skill_md)
+    _check_storage(owner=owner, replacing=skill, skill_md=skill_md, archive=archive)
     for key, value in cleaned.items():
         setattr(skill, key, value)
     try:
-        with transaction.atomic():
-            if archive is not None:
-                skill.archive.save(archive.name or "skill.zip", archive, save=False)
-            skill.save()
+        _save(skill, archive)
     except IntegrityError:
         raise ChatError("skill_exists", _("Another skill has this name."), status=409) from None
     return skill

@@ -128,6 +128,54 @@ def test_archive_size_limit(client, skill_token, settings):
     assert response.status_code == 413 and response.json()["error"] == "skill_archive_too_large"
 
 
+def _stored(tmp_path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "skills").glob("*")) if tmp_path.exists() else []
+
+
+def _put_archive(client, token, skill_id: int, name: str):
+    from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
+
+    files = {"archive": SimpleUploadedFile(name, _zip())}
+    return client.put(
+        f"/api/v1/kinds/skills/{skill_id}",
+        encode_multipart(BOUNDARY, files),
+        content_type=MULTIPART_CONTENT,
+        headers=_auth(token),
+    )
+
+
+def test_a_replaced_archive_is_deleted(
+    client, api_token, tmp_path, django_capture_on_commit_callbacks
+):
+    """Issue 22: every PUT left the previous archive (up to 10 MiB) on disk."""
+    with django_capture_on_commit_callbacks(execute=True):
+        created = _upload(client, api_token, archive=SimpleUploadedFile("a.zip", _zip())).json()
+        for n in range(3):
+            assert _put_archive(client, api_token, created["id"], f"v{n}.zip").status_code == 200
+    assert _stored(tmp_path) == [Skill.objects.get().archive.name.split("/")[-1]]
+    # A refused upload (the name is taken) leaves no file behind either.
+    with django_capture_on_commit_callbacks(execute=True):
+        archive = SimpleUploadedFile("dup.zip", _zip())
+        assert _upload(client, api_token, archive=archive).status_code == 409
+    assert len(_stored(tmp_path)) == 1
+
+
+def test_per_user_skill_storage_is_bounded(client, api_token, skill_token, settings, tmp_path):
+    settings.SKILL_MAX_BYTES_PER_USER = len(SKILL_MD) * 2 + len(_zip()) + 10
+    archive = SimpleUploadedFile("a.zip", _zip())
+    first = _upload(client, api_token, archive=archive)
+    assert first.status_code == 201
+    assert _upload(client, api_token, name="second").status_code == 201
+    before = (Skill.objects.count(), _stored(tmp_path))
+    third = _upload(client, skill_token, name="third")
+    assert third.status_code == 413 and third.json()["error"] == "skill_storage_full"
+    big = _put_archive(client, api_token, Skill.objects.get(name="second").pk, "b.zip")
+    assert big.status_code == 413 and big.json()["error"] == "skill_storage_full"
+    assert (Skill.objects.count(), _stored(tmp_path)) == before
+    # Replacing an archive with one of the same size fits: the old one no longer counts.
+    assert _put_archive(client, api_token, first.json()["id"], "c.zip").status_code == 200
+
+
 def test_duplicate_name_is_409(client, skill_token):
     _upload(client, skill_token)
     response = _upload(client, skill_token)
