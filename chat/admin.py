@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
 from chat.core.services import api_token_create
 from chat.mcphost.models import MODEL_AGENTS, McpServer
+from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
 from questionnaires.conversation import message_item
@@ -267,10 +268,10 @@ class McpServerForm(forms.ModelForm):
 @admin.register(McpServer)
 class McpServerAdmin(admin.ModelAdmin):
     form = McpServerForm
-    list_display = ("name", "url", "enabled", "agents_list", "secrets", "updated_at")
+    list_display = ("name", "url", "enabled", "agents_list", "secrets", "warnings", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "url")
-    readonly_fields = ("stored_secrets", "created_at", "updated_at")
+    readonly_fields = ("stored_secrets", "tool_warnings", "created_at", "updated_at")
     fields = (
         "name",
         "url",
@@ -280,6 +281,7 @@ class McpServerAdmin(admin.ModelAdmin):
         "headers_text",
         "bearer",
         "clear_secrets",
+        "tool_warnings",
         "created_at",
         "updated_at",
     )
@@ -292,6 +294,17 @@ class McpServerAdmin(admin.ModelAdmin):
     def secrets(self, obj: McpServer) -> str:
         """Header names only: a value is never shown back."""
         return ", ".join(obj.masked_headers()) or "—"
+
+    @admin.display(description=_("warnings"))
+    def warnings(self, obj: McpServer) -> str:
+        left_out = len(listing_warnings(obj))
+        return _("%(n)s tools left out or cut") % {"n": left_out} if left_out else "—"
+
+    @admin.display(description=_("tool list warnings"))
+    def tool_warnings(self, obj: McpServer) -> str:
+        """What the last listing left out of the model's tools, or cut (see the log)."""
+        lines = listing_warnings(obj)
+        return format_html_join("", "<div>{}</div>", ((line,) for line in lines)) if lines else "—"
 
     @admin.display(description=_("stored headers"))
     def stored_secrets(self, obj: McpServer) -> str:

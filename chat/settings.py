@@ -353,6 +353,12 @@ LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", "60"))
 MCP_CONNECT_TIMEOUT = float(os.environ.get("MCP_CONNECT_TIMEOUT", "5"))
 MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
+# What a turn offers the model (chat/mcphost/tools.py): at most MCP_MAX_TOOLS tools (built-in
+# first, then servers by name); a description cut at MCP_TOOL_DESCRIPTION_MAX characters; a
+# tool whose schema is over MCP_TOOL_SCHEMA_MAX characters of JSON left out.
+MCP_MAX_TOOLS = int(os.environ.get("MCP_MAX_TOOLS", "128"))
+MCP_TOOL_DESCRIPTION_MAX = int(os.environ.get("MCP_TOOL_DESCRIPTION_MAX", "2000"))
+MCP_TOOL_SCHEMA_MAX = int(os.environ.get("MCP_TOOL_SCHEMA_MAX", "20000"))
 # Lifetime of a run's MCP / skill identity tokens (seconds).
 RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
 # Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).

@@ -8,6 +8,14 @@ tool line) and the log; a failure is remembered briefly so a dead server does no
 every turn. A tool whose name can't be offered to the model (OpenAI: `^[A-Za-z0-9_-]+$`,
 at most 64 characters with the prefix) is skipped with a log line.
 
+Bounds (model endpoints refuse more, and every turn of every user would carry it): a turn
+offers at most MCP_MAX_TOOLS tools — the built-in ones first, then servers in the admin's
+order (by name) — a description is cut at MCP_TOOL_DESCRIPTION_MAX characters, and a tool
+whose parameter schema is over MCP_TOOL_SCHEMA_MAX characters (as JSON) is left out.
+Whatever is left out or cut is logged and shown to admins on the server's page
+(`listing_warnings`). A result is cut to CHAT_MAX_API_MESSAGE_CHARS (like an API message),
+with a note the model and the card both show.
+
 Calling one (`execute`) reads the server row again (an admin may have disabled it or
 changed its secret since the listing) and makes the call with `client.tool_call`. Every
 failure becomes an error result the model sees (`success: false` and a stable
@@ -18,6 +26,7 @@ resumed run never calls one twice (chat.agent.tools.base).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -27,6 +36,7 @@ import mcp_types as types
 from django.conf import settings
 from django.core.cache import cache
 
+from chat.agent.tools import TOOLS
 from chat.agent.tools.base import Tool, ToolContext
 from chat.mcphost import client, elicit
 from chat.mcphost.models import TOOL_NAME_MAX, McpServer
@@ -38,8 +48,10 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 FAILURE_CACHE_SECONDS = 30
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
 MCP_SERVER_GONE = "MCP_SERVER_GONE"
-# The most text of one result the model sees (characters).
+# The most text of one result the model sees (characters), and the most parts of it.
 RESULT_TEXT_MAX = 20000
+RESULT_PARTS_MAX = 100
+WARNINGS_SECONDS = 7 * 24 * 3600  # how long admins see what a listing left out
 
 
 @dataclass(frozen=True)
@@ -96,9 +108,10 @@ def _listing(server: McpServer) -> list[dict[str, Any]] | Note:
 
 
 def mcp_tools(agent: str) -> Listing:
-    """The MCP tools a turn of agent kind `agent` may offer the model."""
+    """The MCP tools a turn of agent kind `agent` may offer the model (within the caps)."""
     tools: list[Tool] = []
     notes: list[Note] = []
+    room = max(settings.MCP_MAX_TOOLS - len(TOOLS), 0)
     for server in McpServer.objects.filter(enabled=True).order_by("name"):
         if not server.allows(agent):
             continue
@@ -106,17 +119,51 @@ def mcp_tools(agent: str) -> Listing:
         if isinstance(listing, Note):
             notes.append(listing)
             continue
-        for entry in listing:
-            name = qualified_name(server.name, entry["name"])
-            if name is None:
-                logger.warning(
-                    "MCP server %s: tool %r skipped (its name can't be offered to the model)",
-                    server.name,
-                    entry["name"][:100],
-                )
-                continue
-            tools.append(_tool(server, name, entry))
+        offered, warnings = _offered(server, listing, room - len(tools))
+        tools.extend(offered)
+        _warn(server, warnings)
     return Listing(tuple(tools), tuple(notes))
+
+
+def _offered(
+    server: McpServer, listing: list[dict[str, Any]], room: int
+) -> tuple[list[Tool], list[str]]:
+    """The server's tools that fit, and a line for each one left out or cut."""
+    tools: list[Tool] = []
+    warnings: list[str] = []
+    for entry in listing:
+        remote = str(entry["name"])[:100]
+        name = qualified_name(server.name, entry["name"])
+        schema = _parameters(entry["inputSchema"])
+        if name is None:
+            warnings.append(f"tool {remote!r} left out: its name can't be offered to a model")
+        elif len(json.dumps(schema)) > settings.MCP_TOOL_SCHEMA_MAX:
+            limit = settings.MCP_TOOL_SCHEMA_MAX
+            warnings.append(f"tool {remote!r} left out: its schema is over {limit} characters")
+        elif len(tools) >= room:
+            cap = settings.MCP_MAX_TOOLS
+            warnings.append(f"tool {remote!r} left out: a turn offers at most {cap} tools")
+        else:
+            if len(entry["description"]) > settings.MCP_TOOL_DESCRIPTION_MAX:
+                cut = settings.MCP_TOOL_DESCRIPTION_MAX
+                warnings.append(f"tool {remote!r}: description cut to {cut} characters")
+            tools.append(_tool(server, name, entry, schema))
+    return tools, warnings
+
+
+def _warn(server: McpServer, warnings: list[str]) -> None:
+    """Log what a listing left out (once per listing) and keep it for the admin page."""
+    key = f"mcphost:warnings:{server.cache_version}"
+    if warnings and cache.add(key, warnings, WARNINGS_SECONDS):
+        for line in warnings[:20]:
+            logger.warning("MCP server %s: %s", server.name, line)
+        if len(warnings) > 20:
+            logger.warning("MCP server %s: %d more tools left out", server.name, len(warnings) - 20)
+
+
+def listing_warnings(server: McpServer) -> list[str]:
+    """What the last listing of this server left out or cut (for admins)."""
+    return list(cache.get(f"mcphost:warnings:{server.cache_version}") or [])
 
 
 def _parameters(schema: Any) -> dict[str, Any]:
@@ -125,17 +172,19 @@ def _parameters(schema: Any) -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
-def _tool(server: McpServer, name: str, entry: dict[str, Any]) -> Tool:
+def _tool(server: McpServer, name: str, entry: dict[str, Any], schema: dict[str, Any]) -> Tool:
     server_id, server_name, remote = server.pk, server.name, entry["name"]
 
     def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
         return tool_execute(server_id, server_name, remote, arguments, context)
 
     description = entry["description"] or f"The {remote} tool of the MCP server {server_name}."
+    if len(description) > settings.MCP_TOOL_DESCRIPTION_MAX:
+        description = description[: settings.MCP_TOOL_DESCRIPTION_MAX - 1] + "…"
     return Tool(
         name=name,
         description=f"[MCP server {server_name}] {description}",
-        parameters=_parameters(entry["inputSchema"]),
+        parameters=schema,
         execute=execute,
         idempotent=False,
     )
@@ -167,21 +216,24 @@ def tool_execute(
     return call_result(server_name, remote, result)
 
 
-def _content(result: types.CallToolResult) -> list[dict[str, Any]]:
+def _content(result: types.CallToolResult) -> tuple[list[dict[str, Any]], bool]:
+    """The result's parts as the model sees them, and whether some were cut."""
     parts: list[dict[str, Any]] = []
     budget = RESULT_TEXT_MAX
-    for item in result.content:
+    cut = len(result.content) > RESULT_PARTS_MAX
+    for item in result.content[:RESULT_PARTS_MAX]:
         if isinstance(item, types.TextContent):
             text = item.text[:budget]
+            cut |= len(text) < len(item.text)
             budget -= len(text)
             parts.append({"type": "text", "text": text})
         else:  # images, audio, resources: named, not inlined into the model's context
             parts.append({"type": item.type, "omitted": True})
-    return parts
+    return parts, cut
 
 
 def call_result(server_name: str, remote: str, result: types.CallToolResult) -> dict[str, Any]:
-    content = _content(result)
+    content, cut = _content(result)
     if result.is_error:
         text = " ".join(p["text"] for p in content if p["type"] == "text")
         message = text or f"The tool {remote} of {server_name} failed."
@@ -194,6 +246,28 @@ def call_result(server_name: str, remote: str, result: types.CallToolResult) -> 
     }
     if result.structured_content is not None:
         data["structured_content"] = result.structured_content
+    return _capped(data, cut)
+
+
+def _capped(data: dict[str, Any], cut: bool) -> dict[str, Any]:
+    """Keep a result within CHAT_MAX_API_MESSAGE_CHARS (as JSON), as an API message is:
+    structured content that doesn't fit is replaced by the start of its JSON text. A cut
+    result says so in a last text part, which the model reads and the card shows."""
+    limit = settings.CHAT_MAX_API_MESSAGE_CHARS
+    size = len(json.dumps(data, ensure_ascii=False))
+    if size > limit and "structured_content" in data:
+        text = json.dumps(data.pop("structured_content"), ensure_ascii=False)
+        room = max(limit - len(json.dumps(data, ensure_ascii=False)) - 1000, 0)
+        data["structured_content_excerpt"] = text[:room]
+        cut = True
+    if cut:
+        note = (
+            f"[The result of {data['tool']} was too long and was cut: it had about {size:,} "
+            f"characters; at most {RESULT_TEXT_MAX:,} characters of text, "
+            f"{RESULT_PARTS_MAX} parts and {limit:,} characters in all are kept.]"
+        )
+        data["truncated"] = True
+        data["content"].append({"type": "text", "text": note})
     return data
 
 

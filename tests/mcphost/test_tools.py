@@ -163,3 +163,80 @@ def test_a_pending_elicitation_is_abandoned_when_the_server_dies(elicitations, s
     assert result["success"] is False
     assert result["error_code"] in {"MCP_UNAVAILABLE", "MCP_TIMEOUT"}
     assert elicitations.abandoned == [(1, "the MCP call ended")]
+
+
+def _fake_listing(monkeypatch, by_server: dict[str, list[dict]]):
+    monkeypatch.setattr(mcp_tools_module, "_listing", lambda server: by_server.get(server.name, []))
+
+
+def _entry(name, description="d", schema=None):
+    return {"name": name, "description": description, "inputSchema": schema or {"type": "object"}}
+
+
+def test_a_turn_offers_at_most_128_tools_builtins_first(monkeypatch, caplog, settings):
+    """Issue 22: 3,000 tools from one server went to the model on every turn."""
+    from chat.agent.tools import TOOLS
+    from chat.mcphost.tools import listing_warnings
+
+    settings.MCP_MAX_TOOLS = 128
+    a = add_server("a-first", "builtin:demo")
+    add_server("b-second", "builtin:demo")
+    _fake_listing(
+        monkeypatch,
+        {
+            "a-first": [_entry(f"t{n}") for n in range(100)],
+            "b-second": [_entry(f"u{n}") for n in range(3000)],
+        },
+    )
+    tools = mcp_tools("scripted").tools
+    assert len(TOOLS) + len(tools) == 128
+    names = [t.name for t in tools]
+    assert names[:100] == [f"a-first__t{n}" for n in range(100)]  # admin order: by name
+    assert names[100:] == [f"b-second__u{n}" for n in range(128 - len(TOOLS) - 100)]
+    assert "a turn offers at most 128 tools" in caplog.text
+    assert caplog.text.count("left out") <= 25  # a few lines, not 3,000
+    assert listing_warnings(a) == []
+
+
+def test_long_descriptions_are_cut_and_huge_schemas_left_out(monkeypatch, admin_client, settings):
+    from chat.mcphost.tools import listing_warnings
+
+    settings.MCP_TOOL_DESCRIPTION_MAX = 2000
+    settings.MCP_TOOL_SCHEMA_MAX = 20000
+    server = add_server("big", "builtin:demo")
+    huge = {"type": "object", "properties": {f"p{n}": {"type": "string"} for n in range(2000)}}
+    _fake_listing(
+        monkeypatch,
+        {"big": [_entry("wordy", "w" * 50_000), _entry("huge", schema=huge), _entry("fine")]},
+    )
+    tools = by_name(mcp_tools("scripted"))
+    assert set(tools) == {"big__wordy", "big__fine"}
+    assert len(tools["big__wordy"].description) < 2100
+    warnings = listing_warnings(server)
+    assert any("'huge' left out" in w for w in warnings)
+    assert any("'wordy': description cut" in w for w in warnings)
+    page = admin_client.get(f"/admin/chat/mcpserver/{server.pk}/change/")
+    assert b"&#x27;huge&#x27; left out" in page.content or b"'huge' left out" in page.content
+    assert b"2 tools left out or cut" in admin_client.get("/admin/chat/mcpserver/").content
+
+
+def test_a_huge_result_is_cut_with_a_note(settings):
+    """Issue 22: 40 MB of structured content was stored and re-sent on every turn."""
+    import json
+
+    import mcp_types as types
+
+    from chat.mcphost.tools import call_result
+
+    settings.CHAT_MAX_API_MESSAGE_CHARS = 200_000
+    result = types.CallToolResult(
+        content=[types.TextContent(type="text", text="x" * 50_000)],
+        structuredContent={"rows": ["y" * 1000] * 1000},
+    )
+    data = call_result("srv", "dump", result)
+    assert len(json.dumps(data, ensure_ascii=False)) <= 200_000
+    assert data["truncated"] is True and "structured_content" not in data
+    assert data["structured_content_excerpt"].startswith('{"rows": ["yyy')
+    assert "was too long and was cut" in data["content"][-1]["text"]
+    small = call_result("srv", "ok", types.CallToolResult(content=[], structuredContent={"a": 1}))
+    assert small["structured_content"] == {"a": 1} and "truncated" not in small
