@@ -31,7 +31,12 @@ from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
+from questionnaires.protocol.elicitation_schema import (
+    FieldSpec,
+    message_secret,
+    schema_check,
+    schema_fields,
+)
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -74,7 +79,9 @@ def url_is_openable(url: str) -> bool:
 
 
 def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
-    return schema_check(elicitation.requested_schema).fields
+    """The card's fields, read back from the schema checked when it was opened (no
+    pattern or default is checked again: a page view runs no server regex)."""
+    return schema_fields(elicitation.requested_schema)
 
 
 # --- opening ---------------------------------------------------------------------------
@@ -102,7 +109,7 @@ def elicitation_open(
     conversation = Conversation.objects.get(pk=conversation_id)
     server = str(server_name or "MCP")[:200]
     with translation.override(conversation.language):
-        refusal = _refusal(server, mode, requested_schema, url)
+        refusal = _refusal(server, mode, requested_schema, url, message)
         intro = _("“%(server)s” asks for input.") % {"server": server}
     with transaction.atomic():
         card_message = message_create(
@@ -134,7 +141,9 @@ def elicitation_open(
     return row
 
 
-def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str, str] | None:
+def _refusal(
+    server: str, mode: str, schema: Any, url: str | None, message: Any = ""
+) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
         if url_is_openable(str(url or "")):
@@ -148,11 +157,13 @@ def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str,
             "“%(server)s” asked for input in a way this chat doesn't support."
         ) % {"server": server}
     check = schema_check(schema)
-    if check.ok:
+    asks_secret = check.ok and message_secret(message, check.fields)
+    if check.ok and not asks_secret:
         return None
     names = ", ".join(sorted({p.path for p in check.problems if p.path})) or "—"
-    if check.secret:
+    if check.secret or asks_secret:
         secret = ", ".join(sorted({p.path for p in check.problems if p.code == "secret_field"}))
+        secret = secret or _("its message")
         return "elicitation_secret_field", _(
             "“%(server)s” asked for a password, token or other secret (%(fields)s). "
             "Secrets are never asked for in the chat; nothing was sent."

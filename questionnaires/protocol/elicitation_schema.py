@@ -10,7 +10,18 @@ boolean, single select (`enum` + optional `enumNames`, or titled `oneOf` of
 and `default`. Anything else — nested objects, `$ref`, unknown keywords or formats —
 is refused as a whole, never half shown. A field that asks for a secret (format
 `password`, or a name/title/description about passwords, tokens, API keys, secrets) is
-refused too: MCP forbids asking for secrets in form mode.
+refused too: MCP forbids asking for secrets in form mode. The words are looked for in the
+text as a person reads it (`secret_words`: NFKC, zero-width and other format characters
+removed, look-alike Cyrillic and Greek letters read as Latin, accents dropped) in English,
+Chinese and the other major languages; a message that asks for a secret is refused when
+the form has a field to type it in (`message_secret`).
+
+A `pattern` is a server's regular expression, run on what a person types: it runs in RE2
+(google-re2), whose matching time is linear in the text, so no pattern can take
+exponential time; one RE2 can't compile (backreferences, lookaround, too large) refuses
+the schema. The server's schema is checked once, when its card is created
+(`schema_check`); the fields are read back from the stored schema with `schema_fields`,
+which trusts that check and runs no pattern (a page view costs no regular expression).
 
 Error codes are stable; `field_message(code, lang, **details)` gives the human text in
 English or Simplified Chinese.
@@ -18,12 +29,16 @@ English or Simplified Chinese.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
+
+import re2
 
 MAX_FIELDS = 50
 MAX_OPTIONS = 100
@@ -44,12 +59,46 @@ ALLOWED = {
 TOP_LEVEL = frozenset({"type", "properties", "required", "$schema", "title", "description"})
 TOP_LEVEL |= {"$comment", "additionalProperties"}
 
-# Words that mean "a secret". Names are split at camelCase, `_` and `-` first, so
-# `apiKey`, `api_key` and `API-KEY` all read "api key"; "secretary" is not "secret".
+# Words that mean "a secret", matched on `_readable` text. Names are split at camelCase,
+# `_` and `-` first, so `apiKey`, `api_key` and `API-KEY` all read "api key"; "secretary"
+# is not "secret". Latin-script words as regular expressions (written as `_readable` text
+# reads: lower case, no accents), whole words only:
+_LATIN_SECRETS = (
+    r"pass\s?words?|passwd|pass\s?phrases?|pass\s?codes?|pwd|tokens?|api\s?keys?|"
+    r"access\s?keys?|secrets?|private\s?keys?|credentials?|pins?|pin\s?codes?|otp|cvv|cvc|"
+    # de, fr, es, pt, nl, sv, da, no, fi, pl, cs, hu, tr, hr, id, vi
+    r"passwort|kennwort|mot de passe|contrasena|senha|wachtwoord|losenord|adgangskode|"
+    r"passord|salasana|haslo|hasło|heslo|jelszo|sifre|lozinka|kata sandi|mat khau"
+)
+# Other scripts, as people write them (read through `_readable` like the text); Chinese,
+# Japanese, Korean, Thai, Arabic, Hebrew, Hindi and Persian words need no word boundary.
+_WORD_SECRETS = ("пароль", "пароля", "пин код", "токен", "κωδικός πρόσβασης")
+_SCRIPT_SECRETS = (
+    "密码", "密碼", "口令", "令牌", "密钥", "秘钥", "パスワード", "暗証番号", "パスコード",
+    "トークン", "비밀번호", "암호", "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
+    "รหัสผ่าน", "رمز عبور",
+)  # fmt: skip
+
+
+def _readable(text: str) -> str:
+    """``text`` as a person reads it: compatibility forms folded (NFKC: full-width,
+    ligatures), zero-width and other format characters gone, accents dropped, case
+    folded, camelCase, `_` and `-` split into words."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).replace("_", " ").replace("-", " ")
+    text = unicodedata.normalize("NFKD", text.casefold())
+    return unicodedata.normalize("NFC", "".join(c for c in text if not unicodedata.combining(c)))
+
+
 SECRET_WORDS = re.compile(
-    r"\b(?:pass\s?words?|passwd|pass\s?phrases?|pwd|tokens?|api\s?keys?|access\s?keys?|"
-    r"secrets?|private\s?keys?|credentials?|pin|otp)\b|密码|口令|令牌|密钥|秘钥",
-    re.IGNORECASE,
+    rf"\b(?:{_LATIN_SECRETS}|{'|'.join(re.escape(_readable(w)) for w in _WORD_SECRETS)})\b|"
+    + "|".join(re.escape(_readable(w)) for w in _SCRIPT_SECRETS)
+)
+# Cyrillic and Greek letters that look like Latin ones ("pаsswоrd" with Cyrillic а, о).
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухкмнтвіјѕԁһӏԛԝаΑΒΕΖΗΙΚΜΝΟΡΤΥΧαβεικνορτυχ",
+    "aeopcyxkmhtbijsdhlqwaABEZHIKMNOPTYXabeikvoptux",
 )
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$")
@@ -113,7 +162,13 @@ class SchemaCheck:
 # --- the subset ------------------------------------------------------------------------
 
 
-def schema_check(schema: Any) -> SchemaCheck:
+def schema_fields(schema: Any) -> tuple[FieldSpec, ...]:
+    """The fields of a schema `schema_check` accepted when its card was created, read
+    without checking again: no default is validated, no pattern run."""
+    return schema_check(schema, trusted=True).fields
+
+
+def schema_check(schema: Any, *, trusted: bool = False) -> SchemaCheck:
     """Read a `requestedSchema`: its fields in order, or every reason it is refused."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return SchemaCheck(problems=(Problem("schema_not_object", "", "not a type=object"),))
@@ -130,14 +185,16 @@ def schema_check(schema: Any) -> SchemaCheck:
         required = []
     fields = []
     for name, prop in properties.items():
-        spec, own = _field(str(name), prop, required=name in required)
+        spec, own = _field(str(name), prop, required=name in required, trusted=trusted)
         problems.extend(own)
         if spec is not None:
             fields.append(spec)
     return SchemaCheck(fields=tuple(fields), problems=tuple(problems))
 
 
-def _field(name: str, prop: Any, *, required: bool) -> tuple[FieldSpec | None, list[Problem]]:
+def _field(
+    name: str, prop: Any, *, required: bool, trusted: bool = False
+) -> tuple[FieldSpec | None, list[Problem]]:
     if not isinstance(prop, dict):
         return None, [Problem("schema_type", name, "not an object")]
     shape = _shape(prop)
@@ -145,11 +202,11 @@ def _field(name: str, prop: Any, *, required: bool) -> tuple[FieldSpec | None, l
         return None, [Problem("schema_type", name, f"type {prop.get('type')!r} unsupported")]
     extra = [k for k in prop if k not in ALLOWED[shape] and k not in ANNOTATIONS]
     problems = [Problem("schema_keyword", name, k) for k in extra]
-    secret = _secret(name, prop)
+    secret = "" if trusted else _secret(name, prop)
     if secret:
         problems.append(Problem("secret_field", name, secret))
     try:
-        spec = _build(name, prop, shape, required)
+        spec = _build(name, prop, shape, required, trusted)
     except ValueError as error:
         return None, [*problems, Problem("schema_value", name, str(error))]
     return spec, problems
@@ -166,17 +223,58 @@ def _shape(prop: dict[str, Any]) -> str | None:
     return None
 
 
+def secret_words(text: Any) -> str:
+    """The first secret word in ``text`` ("" if none, or if it isn't text), read as is
+    and with Cyrillic and Greek look-alikes read as Latin ("pаsswоrd")."""
+    if not isinstance(text, str):
+        return ""
+    readable = _readable(text[:MAX_TEXT])
+    for reading in (readable, readable.translate(_LOOK_ALIKES)):
+        found = SECRET_WORDS.search(reading)
+        if found:
+            return found.group(0)
+    return ""
+
+
 def _secret(name: str, prop: dict[str, Any]) -> str:
     """The words that make this field a secret ("" if none)."""
     if prop.get("format") == "password" or prop.get("writeOnly") is True:
         return "format password"
     for text in (name, prop.get("title"), prop.get("description")):
-        if isinstance(text, str):
-            words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).replace("_", " ")
-            found = SECRET_WORDS.search(words.replace("-", " "))
-            if found:
-                return found.group(0)
+        found = secret_words(text)
+        if found:
+            return found
     return ""
+
+
+def message_secret(message: Any, fields: tuple[FieldSpec, ...]) -> str:
+    """The secret word of a message that asks for a secret the form lets a person type
+    ("Enter your password" above a field named "value"); "" when there is none, or when
+    every field is a choice (a message may mention passwords above a yes/no question)."""
+    typed = any(f.kind in ("string", "number", "integer") for f in fields)
+    return secret_words(message) if typed else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 1 << 20  # refuses patterns whose program is huge, e.g. (a{999}){999}
+    return re2.compile(pattern, options=options)
+
+
+def pattern_problem(pattern: str) -> str:
+    """Why RE2 can't run a server's `pattern` ("" when it can)."""
+    try:
+        _compiled(pattern)
+    except re2.error:
+        return "pattern is not a regular expression RE2 runs (no backreferences or lookaround)"
+    return ""
+
+
+def pattern_matches(pattern: str, value: str) -> bool:
+    """JSON Schema semantics (a match anywhere), in linear time."""
+    return _compiled(pattern).search(value) is not None
 
 
 def _text(prop: dict[str, Any], key: str, fallback: str = "") -> str:
@@ -204,7 +302,7 @@ def _bound(prop: dict[str, Any], key: str) -> float | None:
     return value
 
 
-def _build(name: str, prop: dict[str, Any], shape: str, required: bool) -> FieldSpec:
+def _build(name: str, prop: dict[str, Any], shape: str, required: bool, trusted: bool) -> FieldSpec:
     base = FieldSpec(
         name=name,
         kind=shape,
@@ -213,7 +311,7 @@ def _build(name: str, prop: dict[str, Any], shape: str, required: bool) -> Field
         required=required,
     )
     if shape == "string":
-        spec = _string(base, prop)
+        spec = _string(base, prop, trusted)
     elif shape in ("number", "integer"):
         spec = _number(base, prop)
     elif shape == "boolean":
@@ -223,14 +321,14 @@ def _build(name: str, prop: dict[str, Any], shape: str, required: bool) -> Field
     else:
         spec = replace(base, kind="select", options=_options(prop, shape))
     if "default" in prop:
-        problems = validate_value(spec, prop["default"])
+        problems = [] if trusted else validate_value(spec, prop["default"])
         if problems:
             raise ValueError("default does not fit the field")
         spec = replace(spec, default=prop["default"])
     return spec
 
 
-def _string(base: FieldSpec, prop: dict[str, Any]) -> FieldSpec:
+def _string(base: FieldSpec, prop: dict[str, Any], trusted: bool = False) -> FieldSpec:
     fmt = prop.get("format")
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} unsupported")
@@ -238,10 +336,9 @@ def _string(base: FieldSpec, prop: dict[str, Any]) -> FieldSpec:
     if pattern is not None:
         if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN:
             raise ValueError("pattern must be a short string")
-        try:
-            re.compile(pattern)
-        except re.error:
-            raise ValueError("pattern is not a valid regular expression") from None
+        problem = "" if trusted else pattern_problem(pattern)
+        if problem:
+            raise ValueError(problem)
     low, high = _count(prop, "minLength"), _count(prop, "maxLength")
     if low is not None and high is not None and low > high:
         raise ValueError("minLength is above maxLength")
@@ -366,7 +463,7 @@ def _check_string(spec: FieldSpec, value: Any) -> list[FieldError]:
         return [FieldError("too_short", {"min": spec.min_length})]
     if spec.format and not _format_ok(spec.format, value):
         return [FieldError(f"invalid_{spec.format.replace('-', '')}")]
-    if spec.pattern is not None and re.search(spec.pattern, value) is None:
+    if spec.pattern is not None and not pattern_matches(spec.pattern, value):
         return [FieldError("pattern_mismatch")]
     return []
 

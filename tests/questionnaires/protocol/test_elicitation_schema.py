@@ -12,7 +12,15 @@ from questionnaires.protocol.elicitation_form import (
     form_read,
     validate_content,
 )
-from questionnaires.protocol.elicitation_schema import MESSAGES, field_message, schema_check
+from questionnaires.protocol.elicitation_schema import (
+    MESSAGES,
+    field_message,
+    message_secret,
+    schema_check,
+    schema_fields,
+    secret_words,
+    validate_value,
+)
 
 SCHEMA = {
     "type": "object",
@@ -297,3 +305,89 @@ def test_any_post_is_either_valid_content_or_errors_never_a_crash(data):
 def test_any_json_schema_is_checked_without_a_crash(schema):
     check = schema_check({"type": "object", "properties": {"f": schema}})
     assert check.ok or check.problems
+
+
+# --- issue 22: secrets in any spelling, server regexes in linear time --------------------
+
+SECRET_SPELLINGS = [
+    "pass\u200bword",  # a zero-width space
+    "pass\u00adword",  # a soft hyphen
+    "p\u0430ssw\u043erd",  # Cyrillic а and о
+    "ＰＡＳＳＷＯＲＤ",  # full-width
+    "Passcode",
+    "Your PIN",
+    "Пароль",
+    "パスワード",
+    "contraseña",
+    "Mot de passe",
+    "Passwort",
+    "密码",
+    "口令",
+    "비밀번호",
+    "hasło",
+    "κωδικός πρόσβασης",
+    "كلمة المرور",
+]
+
+
+@pytest.mark.parametrize("title", SECRET_SPELLINGS)
+def test_secret_words_are_found_however_they_are_written(title):
+    prop = {"type": "string", "title": title}
+    check = schema_check({"type": "object", "properties": {"value": prop}})
+    assert check.secret, title
+
+
+@pytest.mark.parametrize("text", ["Your name", "Opinion", "Spinner", "Secretary", "Shopping"])
+def test_ordinary_words_are_not_secrets(text):
+    assert secret_words(text) == ""
+
+
+def test_a_message_asking_for_a_secret_counts_when_it_can_be_typed():
+    text = schema_check({"type": "object", "properties": {"value": {"type": "string"}}})
+    choice = schema_check(
+        {"type": "object", "properties": {"reset": {"type": "boolean", "title": "Reset?"}}}
+    )
+    assert message_secret("Enter your Пароль below", text.fields) == "пароль"
+    assert message_secret("Reset your password?", choice.fields) == ""
+
+
+def _pattern_schema(pattern: str, default: str | None = None) -> dict:
+    prop: dict = {"type": "string", "pattern": pattern}
+    if default is not None:
+        prop["default"] = default
+    return {"type": "object", "properties": {"code": prop}}
+
+
+def test_an_exponential_pattern_runs_in_linear_time():
+    """Issue 22: `^(a+)+$` with a default of 40 a's and a b froze the server per view."""
+    import time
+
+    start = time.process_time()
+    check = schema_check(_pattern_schema("^(a+)+$", "a" * 5000 + "b"))
+    assert check.problems and check.problems[0].code == "schema_value"  # default doesn't fit
+    spec = schema_check(_pattern_schema("^(a+)+$")).fields[0]
+    assert validate_value(spec, "a" * 9999 + "!")[0].code == "pattern_mismatch"
+    assert validate_value(spec, "aaa") == []
+    assert time.process_time() - start < 0.5
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?=a)a", r"(?<!x)y", "(a{999}){999}"])
+def test_patterns_re2_cant_run_refuse_the_schema(pattern):
+    check = schema_check(_pattern_schema(pattern))
+    assert [p.code for p in check.problems] == ["schema_value"]
+    assert "RE2" in check.problems[0].reason
+
+
+def test_stored_fields_are_read_without_running_a_pattern(monkeypatch):
+    from questionnaires.protocol import elicitation_schema
+
+    schema = _pattern_schema("^[0-9]+$", "12")
+    assert schema_check(schema).ok
+    monkeypatch.setattr(elicitation_schema, "pattern_matches", _no_call)
+    monkeypatch.setattr(elicitation_schema, "pattern_problem", _no_call)
+    (field,) = schema_fields(schema)
+    assert field.pattern == "^[0-9]+$" and field.default == "12"
+
+
+def _no_call(*args):
+    raise AssertionError("a pattern ran")
