@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -16,19 +15,11 @@ from django.utils.translation import gettext as _
 from chat.core.models import Conversation, Message
 from chat.core.selectors import tool_results
 from questionnaires.drafts import Drafts
+from questionnaires.elicitations.links import Link
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.elicitations.selectors import elicitations_by_message
-from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
+from questionnaires.elicitations.services import card_key, fields_of, link_of
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
-
-
-@dataclass(frozen=True)
-class UrlParts:
-    """A URL split for display: the host (ASCII / punycode) is what gets highlighted."""
-
-    before: str
-    host: str
-    after: str
 
 
 @dataclass(frozen=True)
@@ -86,7 +77,7 @@ class ElicitationCard:
     fields: tuple[FieldView, ...] = ()
     answers: tuple[tuple[str, str], ...] = ()
     typed: tuple[tuple[str, str], ...] = ()  # an expired / cancelled card's draft
-    url: UrlParts | None = None
+    url: Link | None = None  # URL mode: the link as a browser reads it
     openable: bool = False
     refused_reason: str = ""
     error: str = ""
@@ -119,22 +110,6 @@ class ElicitationCard:
     @property
     def expires_iso(self) -> str:
         return self.expires_at.isoformat()
-
-
-def url_parts(url: str) -> UrlParts:
-    """Split `url` around its host, shown as ASCII (IDN hosts as punycode)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        ascii_host = host.encode("idna").decode("ascii") if host else ""
-    except (ValueError, UnicodeError):
-        return UrlParts(url, "", "")
-    netloc = parts.netloc
-    start = len(parts.scheme) + 3 if url.startswith(f"{parts.scheme}://") else 0
-    userinfo = netloc.rpartition("@")[0] + "@" if "@" in netloc else ""
-    port = f":{parts.port}" if parts.port else ""
-    before = url[:start] + userinfo
-    return UrlParts(before, ascii_host, port + url[start + len(netloc) :])
 
 
 def elicitation_cards_for(
@@ -183,7 +158,8 @@ def elicitation_card(
         error=draft.error if draft else "",  # a refusal says why, on any state
     )
     if row.mode == "url":
-        return replace(card, url=url_parts(row.url), openable=url_is_openable(row.url))
+        link = link_of(row.url)
+        return replace(card, url=link, openable=link.openable)
     if status == ElicitationStatus.REFUSED:
         return card
     fields = fields_of(row)

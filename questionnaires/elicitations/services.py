@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -29,6 +28,7 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run
 from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
+from questionnaires.elicitations.links import MAX_URL, Link, link_check
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.elicitation_schema import (
@@ -40,7 +40,6 @@ from questionnaires.protocol.elicitation_schema import (
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
-MAX_URL = 4096
 Status = ElicitationStatus
 
 
@@ -64,18 +63,9 @@ def card_key(elicitation_id: int) -> str:
     return f"elic:{elicitation_id}"
 
 
-def url_is_openable(url: str) -> bool:
-    """Only absolute http(s) URLs with a host, no spaces or control characters."""
-    if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return False
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if host:
-            host.encode("idna")
-    except (ValueError, UnicodeError):
-        return False
-    return parts.scheme in ("http", "https") and bool(host)
+def link_of(url: str) -> Link:
+    """The link as a browser reads it (plain http only to loopback, only in DEBUG)."""
+    return link_check(url, allow_http_loopback=settings.DEBUG)
 
 
 def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
@@ -108,6 +98,7 @@ def elicitation_open(
     """
     conversation = Conversation.objects.get(pk=conversation_id)
     server = str(server_name or "MCP")[:200]
+    link = link_of(str(url or "")) if mode == ElicitationMode.URL else None
     with translation.override(conversation.language):
         refusal = _refusal(server, mode, requested_schema, url, message)
         intro = _("“%(server)s” asks for input.") % {"server": server}
@@ -129,7 +120,7 @@ def elicitation_open(
             mode=mode if mode in ElicitationMode.values else ElicitationMode.FORM,
             prompt=str(message or "")[:MAX_PROMPT],
             requested_schema=requested_schema if isinstance(requested_schema, dict) else None,
-            url=str(url or "")[:MAX_URL],
+            url=(link.href if link and link.openable else str(url or ""))[:MAX_URL],
             remote_id=str(remote_id or "")[:200],
             status=Status.REFUSED if refusal else Status.PENDING,
             refused_code=refusal[0] if refusal else "",
@@ -146,12 +137,12 @@ def _refusal(
 ) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
-        if url_is_openable(str(url or "")):
+        problem = link_of(str(url or "")).problem
+        if not problem:
             return None
         return "elicitation_url_invalid", _(
-            "“%(server)s” sent a link that can't be opened safely (only http and https "
-            "links are); nothing was opened."
-        ) % {"server": server}
+            "“%(server)s” sent a link that can't be opened safely (%(why)s); nothing was opened."
+        ) % {"server": server, "why": _link_problem(problem)}
     if mode != ElicitationMode.FORM:
         return "elicitation_mode_unsupported", _(
             "“%(server)s” asked for input in a way this chat doesn't support."
@@ -171,6 +162,16 @@ def _refusal(
     return "elicitation_schema_unsupported", _(
         "“%(server)s” asked for input this chat can't show (%(fields)s); nothing was sent."
     ) % {"server": server, "fields": names}
+
+
+def _link_problem(code: str) -> str:
+    return {
+        "url_characters": _("it has spaces, control or text-direction characters"),
+        "url_unparsable": _("it isn't a web address"),
+        "url_scheme": _("only https links are opened"),
+        "url_userinfo": _("it hides a user name before the host"),
+        "url_ambiguous": _("browsers could read another host out of it"),
+    }.get(code, code)
 
 
 # --- answering -------------------------------------------------------------------------
@@ -194,6 +195,11 @@ def elicitation_answer(
     if action not in ACTIONS:
         raise ChatError("elicitation_action_invalid", _("Choose Submit, Decline or Cancel."))
     _refuse_if_closed(elicitation)
+    url_mode = elicitation.mode == ElicitationMode.URL
+    if url_mode and action == "accept" and not link_of(elicitation.url).openable:
+        raise ChatError(
+            "elicitation_url_invalid", _("This link can't be opened safely."), status=409
+        )
     content = None
     if action == "accept" and elicitation.mode == ElicitationMode.FORM:
         read = form_read(fields_of(elicitation), data, utc_offset=utc_offset)

@@ -75,7 +75,8 @@ def elicitation_answer_view(
 def _opening(request: HttpRequest, row: Any) -> HttpResponse:
     """The Open form's new tab: a page that goes on to the link (a redirect would break
     the CSP's form-action 'self'), telling the site nothing about the chat."""
-    context = {"card": elicitation_card(row), "url": row.url}
+    card = elicitation_card(row)
+    context = {"card": card, "url": card.url.href if card.url else ""}
     response = render(request, "questionnaires/elicitation_open.html", context)
     response["Referrer-Policy"] = "no-referrer"
     return response
