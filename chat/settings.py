@@ -353,6 +353,11 @@ LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", "60"))
 MCP_CONNECT_TIMEOUT = float(os.environ.get("MCP_CONNECT_TIMEOUT", "5"))
 MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
+# MCP servers' header values and bearer tokens are stored encrypted (chat/mcphost/sealed.py)
+# with MCP_SECRETS_KEY (Fernet keys, comma-separated, the first encrypts) or else the keys in
+# MCP_SECRETS_KEY_FILE (made at random on first use, mode 0600; git-ignored).
+MCP_SECRETS_KEY = os.environ.get("MCP_SECRETS_KEY", "")
+MCP_SECRETS_KEY_FILE = os.environ.get("MCP_SECRETS_KEY_FILE") or str(BASE_DIR / ".mcp_secrets_key")
 # What a turn offers the model (chat/mcphost/tools.py): at most MCP_MAX_TOOLS tools (built-in
 # first, then servers by name); a description cut at MCP_TOOL_DESCRIPTION_MAX characters; a
 # tool whose schema is over MCP_TOOL_SCHEMA_MAX characters of JSON left out.

@@ -3,7 +3,8 @@
 Everything here is admin-controlled: people chatting never supply a URL or a header, so
 the host can only ever connect where an admin pointed it (no SSRF through user input;
 the SDK follows redirects only within the endpoint's origin). Secrets (header values and
-the bearer token) are stored server-side and never shown back in full (`masked`).
+the bearer token) are stored encrypted (`chat.mcphost.sealed`) and never shown back in
+full (`masked`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from chat.mcphost.sealed import SealedJSONField, SealedTextField
+
 # OpenAI function names: ^[A-Za-z0-9_-]{1,64}$. A server name is at most 24 characters
 # and has no double underscore, so `NAME__TOOL` splits at its first `__` unambiguously
 # and leaves a tool name 38 characters.
 NAME_MAX = 24
 TOOL_NAME_MAX = 64
+BEARER_MAX = 4000
 NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?$")
 HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 # The bundled demo server, run in-process (see chat/mcphost/demo.py).
@@ -87,9 +91,9 @@ class McpServer(models.Model):
         max_length=2000,
         help_text=_("The streamable HTTP endpoint (http/https), or builtin:demo."),
     )
-    # {header name: value}; values are secrets.
-    headers = models.JSONField(_("headers"), default=dict, blank=True)
-    bearer_token = models.CharField(_("bearer token"), max_length=4000, blank=True)
+    # {header name: value}; values are secrets. Both are stored encrypted.
+    headers = SealedJSONField(_("headers"), default=dict, blank=True)
+    bearer_token = SealedTextField(_("bearer token"), blank=True, default="")
     enabled = models.BooleanField(_("enabled"), default=True)
     # Agent kinds (MODEL_AGENTS) whose turns may use this server's tools.
     agents = models.JSONField(_("agents"), default=list, blank=True)
@@ -120,6 +124,8 @@ class McpServer(models.Model):
                     errors["headers"] = problem
         if any(c in self.bearer_token for c in "\r\n\0"):
             errors["bearer_token"] = "The token has a line break."  # noqa: S105 (a message)
+        elif len(self.bearer_token) > BEARER_MAX:
+            errors["bearer_token"] = f"The token has more than {BEARER_MAX} characters."
         if not isinstance(self.agents, list) or not set(self.agents) <= set(MODEL_AGENTS):
             errors["agents"] = f"Agents are a list of {', '.join(MODEL_AGENTS)}."
         if errors:

@@ -110,3 +110,100 @@ def test_the_data_migration_registers_the_demo_server_once():
     assert McpServer.objects.get(name="demo").agents == ["scripted", "openai"]
     migration.remove_demo(apps, None)
     assert not McpServer.objects.exists()
+
+
+# --- issue 22: credentials encrypted at rest ---------------------------------------------
+
+
+@pytest.fixture
+def key_file(settings, tmp_path):
+    from chat.mcphost import sealed
+
+    settings.MCP_SECRETS_KEY = ""
+    settings.MCP_SECRETS_KEY_FILE = str(tmp_path / "mcp.key")
+    sealed.fernet(reload=True)
+    yield tmp_path / "mcp.key"
+    settings.MCP_SECRETS_KEY_FILE = ""
+    sealed._keys = None  # the next test reads its own settings
+
+
+def _raw_row(pk: int) -> tuple[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT headers, bearer_token FROM chat_mcpserver WHERE id = %s", [pk])
+        return cursor.fetchone()
+
+
+@pytest.mark.django_db
+def test_secrets_are_encrypted_in_the_database(key_file):
+    server = McpServer.objects.create(
+        name="s", url="https://x.example/", headers={"X-Key": "s3cret"}, bearer_token="tok-123"
+    )
+    headers, bearer = _raw_row(server.pk)
+    assert "s3cret" not in headers and "X-Key" not in headers and "tok-123" not in bearer
+    again = McpServer.objects.get(pk=server.pk)
+    assert again.headers == {"X-Key": "s3cret"} and again.bearer_token == "tok-123"
+    assert key_file.stat().st_mode & 0o077 == 0  # the key: owner only
+
+
+@pytest.mark.django_db
+def test_rotation_reencrypts_every_row_and_drops_the_old_key(key_file):
+    from django.core.management import call_command
+
+    from chat.mcphost import sealed
+
+    server = McpServer.objects.create(name="s", url="https://x.example/", bearer_token="tok")
+    old_key, before = key_file.read_text().split(), _raw_row(server.pk)
+    call_command("mcp_secrets_rotate", stdout=io.StringIO())
+    new_key = key_file.read_text().split()
+    assert len(new_key) == 1 and new_key != old_key
+    assert _raw_row(server.pk) != before
+    assert McpServer.objects.get(pk=server.pk).bearer_token == "tok"
+    # A database copy with the old key only reveals nothing.
+    key_file.write_text(old_key[0] + "\n")
+    sealed.fernet(reload=True)
+    with pytest.raises(sealed.SealedValueError):
+        McpServer.objects.get(pk=server.pk)
+
+
+@pytest.mark.django_db
+def test_keys_from_the_environment_first_encrypts_all_decrypt(settings, key_file):
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    from chat.mcphost import sealed
+
+    first, second = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings.MCP_SECRETS_KEY = second
+    sealed.fernet(reload=True)
+    server = McpServer.objects.create(name="s", url="https://x.example/", bearer_token="tok")
+    settings.MCP_SECRETS_KEY = f"{first}, {second}"
+    sealed.fernet(reload=True)
+    assert McpServer.objects.get(pk=server.pk).bearer_token == "tok"  # read with the second
+    call_command("mcp_secrets_rotate", stdout=io.StringIO())  # written with the first
+    settings.MCP_SECRETS_KEY = first
+    sealed.fernet(reload=True)
+    assert McpServer.objects.get(pk=server.pk).bearer_token == "tok"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_encrypts_existing_rows(key_file):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("chat", "0007_demo_mcp_server")], [("chat", "0008_mcpserver_sealed_secrets")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("chat", "McpServer")
+    old.objects.create(
+        name="plain", url="https://x.example/", headers={"A": "h1"}, bearer_token="b1"
+    )
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    row = McpServer.objects.get(name="plain")
+    assert "h1" not in _raw_row(row.pk)[0] and "b1" not in _raw_row(row.pk)[1]
+    assert row.headers == {"A": "h1"} and row.bearer_token == "b1"
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
