@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_demo_user
-	$(PY) -m uvicorn chat.asgi:application --host $(HOST) --port $(PORT)
+	$(PY) -m uvicorn chat.asgi:application --host $(HOST) --port $(PORT) \
+	  $$(if [ -n "$$TRUSTED_PROXIES" ]; then echo --forwarded-allow-ips "$$TRUSTED_PROXIES"; else echo --no-proxy-headers; fi)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

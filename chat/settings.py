@@ -114,8 +114,13 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
-# Bad bearer tokens: at most this many per client address and minute, then 429.
+# Bad bearer tokens: at most this many per client address and minute, then 429 (only for
+# refused tokens: a valid one is always served, whoever shares its address).
 BAD_TOKEN_LIMIT_PER_MINUTE = int(os.environ.get("BAD_TOKEN_LIMIT_PER_MINUTE", "30"))
+# Proxies (IPs or CIDRs, comma-separated) whose X-Forwarded-For / -Proto uvicorn believes:
+# `manage.py serve` and `make run` pass them as --forwarded-allow-ips, or --no-proxy-headers
+# when empty (the default), so no client picks its own address (lockouts, throttling).
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
 
 # Content-Security-Policy (django-csp): scripts only from this origin, no inline script,
 # no eval, no framing. Inline *styles* are allowed: admin widgets and a few computed

@@ -93,3 +93,23 @@ def test_thread_runner_starts_only_the_web_workers(processes, settings, monkeypa
         call_command("serve", "--workers", "1", "--grace", "0")
     assert [p.argv[2] for p in processes] == ["uvicorn"] * 6  # started again 5 times
     assert reaped == [1]  # serve reaps lost runs itself (with Celery too)
+
+
+def test_uvicorn_believes_forwarded_headers_only_from_trusted_proxies(
+    processes, settings, monkeypatch
+):
+    """Issue 22: uvicorn trusts X-Forwarded-For from 127.0.0.1 unless told otherwise, so a
+    loopback client could pick its own address (dodging lockouts and throttling)."""
+    monkeypatch.setattr(FakeProcess, "poll", lambda self: 3)  # the web exits at once
+    settings.AGENT_RUNNER, settings.TRUSTED_PROXIES = "thread", []
+    with pytest.raises(CommandError):
+        call_command("serve", "--workers", "1", "--grace", "0")
+    web = processes[0].argv
+    assert "--no-proxy-headers" in web and "--forwarded-allow-ips" not in web
+    processes.clear()
+    settings.TRUSTED_PROXIES = ["10.0.0.5", "10.1.0.0/16"]
+    with pytest.raises(CommandError):
+        call_command("serve", "--workers", "1", "--grace", "0")
+    web = processes[0].argv
+    assert web[web.index("--forwarded-allow-ips") + 1] == "10.0.0.5,10.1.0.0/16"
+    assert "--no-proxy-headers" not in web

@@ -33,6 +33,14 @@ from chat.core.dbfaults import connections_reset, retry_on_connection_loss
 from chat.runs.heartbeat import run_reap_stale
 
 
+def proxy_arguments(trusted: list[str]) -> list[str]:
+    """uvicorn believes X-Forwarded-For / -Proto from `TRUSTED_PROXIES` only: by default
+    it would from 127.0.0.1, letting any local client pick its own address."""
+    if not trusted:
+        return ["--no-proxy-headers"]
+    return ["--proxy-headers", "--forwarded-allow-ips", ",".join(trusted)]
+
+
 class Command(BaseCommand):
     help = "Run the web workers and (AGENT_RUNNER=celery) the Celery workers + beat."
 
@@ -122,6 +130,7 @@ class Command(BaseCommand):
             sys.executable, "-m", "uvicorn", "chat.asgi:application",
             "--host", host, "--port", str(port),
             "--workers", str(workers), "--no-access-log", "--timeout-graceful-shutdown", "5",
+            *proxy_arguments(settings.TRUSTED_PROXIES),
         ]  # fmt: skip
 
     def _celery(self, *args: str) -> list[str]:
