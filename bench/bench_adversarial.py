@@ -12,6 +12,11 @@ own settings (the other bench modules set Django up in this process).
 - `adversarial_split_render_seconds`: a message cut into many Markdown segments, each
   under the per-call budget: ``render_message`` gives all the segments of a message one
   ``MarkdownBudget``, so the message as a whole stays bounded.
+- `adversarial_worst_lexer_render_seconds`: a fuzz over every Pygments lexer (issue 22):
+  each lexer's worst shape (``bench.lexer_fuzz``, recorded in ``chat/lexer_costs.json``)
+  as a fenced block of the largest size the highlighting budget still pays for, and at
+  the message's 20,000 characters, rendered like any message; the slowest (best of 3)
+  and its lexer are reported.
 - `markdown_budget_overhead_ratio`: ``markdown_to_html`` (budgeted) against the same
   renderer without the budget (``chat.rendering.renderer(budget=False)``: links, Pygments
   code blocks, tables alike) on the realistic corpus of ``bench_protocol``.
@@ -141,6 +146,47 @@ UNDER_BUDGET_UNITS = [
 ]
 
 
+def _fenced(alias: str, code: str) -> str:
+    fence = "~~~~" if "`" in code else "````"
+    return f"Some code:\n\n{fence}{alias}\n{code}\n{fence}\n"
+
+
+def _edge_size(lexer: Any, prefix: str, unit: str) -> int:
+    """The largest block of this shape the highlighting budget still pays for."""
+    from bench.lexer_fuzz import shape_text
+    from chat.highlight import HIGHLIGHT_MAX_CHARS, highlight_units
+    from chat.rendering import HIGHLIGHT_UNITS
+
+    low, high = 1, HIGHLIGHT_MAX_CHARS
+    while low < high:
+        middle = (low + high + 1) // 2
+        if highlight_units(shape_text(prefix, unit, middle), lexer) <= HIGHLIGHT_UNITS:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def lexer_cases() -> dict[str, str]:
+    """name -> content: every lexer's worst shape at its budget's edge and at 20,000
+    characters (where every lexer whose cost grows is shown as plain code)."""
+    from bench.lexer_fuzz import lexer_aliases, shape_text, shapes
+    from chat.highlight import COSTS_FILE, bounded_lexer
+
+    worst = json.loads(COSTS_FILE.read_text(encoding="utf-8"))["worst_shapes"]
+    table = shapes()
+    found = {}
+    for name, alias in lexer_aliases().items():
+        shape = worst.get(name, "'x' + ' '*n")
+        prefix, unit = table.get(shape, ("x", " "))
+        lexer = bounded_lexer(alias)
+        if lexer is not None:
+            edge = shape_text(prefix, unit, _edge_size(lexer, prefix, unit))
+            found[f"{alias} at its edge: {shape}"] = _fenced(alias, edge)
+        found[f"{alias} 20,000: {shape}"] = _fenced(alias, shape_text(prefix, unit, 19_900))
+    return found
+
+
 def split_message(size: int = SIZE) -> str:
     """Markdown segments that each stay under the per-call budget, cut apart by
     protocol blocks: today every segment gets a fresh budget."""
@@ -189,6 +235,10 @@ def _child() -> dict[str, Any]:
     )
     split = split_message()
     split_time = _best(lambda: render("assistant", split))
+    blocks = lexer_cases()
+    lexers = {name: _best(lambda c=c: render("assistant", c), 1) for name, c in blocks.items()}
+    for name in sorted(lexers, key=lambda n: -lexers[n])[:10]:  # the slowest, best of 3
+        lexers[name] = _best(lambda c=blocks[name]: render("assistant", c))
 
     plain_md = renderer(budget=False)  # the same rules (links, Pygments, tables), no budget
     corpus = realistic_messages()
@@ -199,6 +249,7 @@ def _child() -> dict[str, Any]:
     return {
         "timings": timings,
         "split": split_time,
+        "lexers": lexers,
         "overhead": budgeted / plain,
     }
 
@@ -231,6 +282,7 @@ def run() -> dict[str, dict[str, Any]]:
 def _results(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     timings: dict[str, float] = data["timings"]
     worst = max(timings, key=lambda name: timings[name])
+    worst_lexer = max(data["lexers"], key=lambda name: data["lexers"][name])
     return {
         "adversarial_worst_render_seconds": {
             "value": round(timings[worst], 3),
@@ -243,6 +295,12 @@ def _results(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "unit": "s",
             "target": 0.5,
             "note": "200k chars of under-budget Markdown segments: one budget per message",
+        },
+        "adversarial_worst_lexer_render_seconds": {
+            "value": round(data["lexers"][worst_lexer], 3),
+            "unit": "s",
+            "target": 0.5,
+            "note": f"worst of {len(data['lexers'])} fenced blocks, every lexer: {worst_lexer}",
         },
         "markdown_budget_overhead_ratio": {
             "value": round(data["overhead"], 3),
@@ -258,6 +316,8 @@ if __name__ == "__main__":
     else:
         data = _measure()
         for name, seconds in sorted(data["timings"].items(), key=lambda kv: -kv[1]):
+            print(f"{seconds:8.3f} s  {name}")
+        for name, seconds in sorted(data["lexers"].items(), key=lambda kv: -kv[1])[:20]:
             print(f"{seconds:8.3f} s  {name}")
         for name, result in _results(data).items():
             print(f"{name}: {result['value']} {result['unit']} (target {result['target']})")

@@ -6,6 +6,9 @@ Links open in a new tab without an opener. Fenced code with a language is highli
 server-side by Pygments (CSS classes only: static/css/code.css has the light and dark
 colours) under a small header with the language and a copy button (shown by
 static/js/ui.js); tables scroll sideways inside their own box. No database access here.
+Highlighting is bounded too (`chat.highlight`): each block is charged its lexer's
+measured worst case against `HIGHLIGHT_UNITS` of the message's budget, and a block the
+budget can't pay for, or in a language whose cost has no bound, is shown as plain code.
 
 Work budget.  markdown-it-py is pure Python and some inputs cost far more than their
 size suggests: each `[` starts a link-label scan (about 100-400 µs), an autolink is
@@ -44,19 +47,16 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
-from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
-# Highlighting a huge block costs more than it helps: past this, plain escaped text.
-HIGHLIGHT_MAX_CHARS = 20_000
-_FORMATTER = HtmlFormatter(nowrap=True)
+from chat.highlight import bounded_lexer, highlight_html, highlight_units
 
 MAX_UNITS = 20_000
 """Static estimate over which a text is not parsed (at most ~0.3 s of markdown-it)."""
 MAX_STEPS = 10_000
 """Weighted parser steps (block 3, inline 1) after which a render stops (~0.3 s)."""
+HIGHLIGHT_UNITS = 10_000
+"""Units of code highlighting a message may spend (~0.15 s of its lexers' worst cases)."""
 
 # Characters that end a run of plain inline text in markdown-it (its terminator set):
 # each may start syntax and costs a trip through the inline rule chain.
@@ -64,6 +64,7 @@ _TERMINATORS = "!#$%&*+-:<=>@[\\]^_`{}~"
 _WEIGHTS = {"\n": 3, "|": 2, "<": 6, "[": 40}
 _CHARS_PER_UNIT = 32  # plain characters are cheap, but not free (indentation, spaces)
 _STEPS = "_markdown_budget_steps"
+_CODE = "_markdown_budget_code"
 
 
 class _OverBudget(Exception):
@@ -106,20 +107,22 @@ def _link_open(
     return self.renderToken(tokens, idx, options, env)
 
 
-def highlight_code(code: str, lang: str) -> str:
-    """HTML for a code block's text: Pygments spans when the language is known, else
-    escaped text. Pygments escapes the code itself."""
-    if lang and len(code) <= HIGHLIGHT_MAX_CHARS:
-        try:
-            lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
-        except ClassNotFound:
-            pass
-        else:
-            return str(highlight(code, lexer, _FORMATTER))
+def highlight_code(code: str, lang: str, env: EnvType | None = None) -> str:
+    """HTML for a code block's text: Pygments spans when the language's lexer is bounded
+    and the budget (``env``'s, else a fresh `HIGHLIGHT_UNITS`) pays for it, else escaped
+    text. Pygments escapes the code itself."""
+    lexer = bounded_lexer(lang)
+    if lexer is not None:
+        units = highlight_units(code, lexer)
+        left = HIGHLIGHT_UNITS if env is None else env.get(_CODE, HIGHLIGHT_UNITS)
+        if units <= left:
+            if env is not None:
+                env[_CODE] = left - units
+            return highlight_html(code, lexer)
     return str(escape(code))
 
 
-def _code_block_html(code: str, lang: str) -> str:
+def _code_block_html(code: str, lang: str, env: EnvType | None = None) -> str:
     label = escape(lang)
     copy, copied = escape(gettext("Copy")), escape(gettext("Copied"))
     css = f' class="language-{label}"' if lang else ""
@@ -128,7 +131,7 @@ def _code_block_html(code: str, lang: str) -> str:
         f'<span class="code-lang">{label}</span>'
         f'<button type="button" class="code-copy" data-copy-code data-js-only data-copied="{copied}">'
         f"<span>{copy}</span></button></div>"
-        f'<pre class="highlight"><code{css}>{highlight_code(code, lang)}</code></pre></div>\n'
+        f'<pre class="highlight"><code{css}>{highlight_code(code, lang, env)}</code></pre></div>\n'
     )
 
 
@@ -138,7 +141,7 @@ def _fence(
     token = tokens[idx]
     info = unescapeAll(token.info).strip() if token.info else ""
     lang = info.split()[0] if info else ""
-    return _code_block_html(token.content, lang)
+    return _code_block_html(token.content, lang, env)
 
 
 def _code_block(
@@ -191,22 +194,25 @@ class MarkdownBudget:
     before it.
     """
 
-    def __init__(self, units: int = MAX_UNITS, steps: int = MAX_STEPS) -> None:
+    def __init__(
+        self, units: int = MAX_UNITS, steps: int = MAX_STEPS, code: float = HIGHLIGHT_UNITS
+    ) -> None:
         self.units = units
         self.steps = steps
+        self.code = code
 
     def __call__(self, text: str) -> SafeString:
         cost = markdown_cost(text)
         if cost > self.units or self.steps < 3:
             return _escaped(text)
         self.units -= cost
-        env: dict[str, Any] = {_STEPS: self.steps}
+        env: dict[str, Any] = {_STEPS: self.steps, _CODE: self.code}
         try:
             html = _MD.render(text, env)
         except _OverBudget:
             self.steps = 0
             return _escaped(text)
-        self.steps = env[_STEPS]
+        self.steps, self.code = env[_STEPS], env[_CODE]
         return mark_safe(html)  # noqa: S308 - markdown-it escapes all raw HTML
 
 

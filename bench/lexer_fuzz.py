@@ -1,0 +1,228 @@
+"""Fuzz every Pygments lexer with hostile shapes and measure how its cost grows.
+
+A *shape* is a prefix and a unit repeated: "x" then spaces (the ```` ```systemd ````
+case of issue 22, cubic), runs of every ASCII punctuation character, tabs, line breaks,
+letters, digits and a few two-character units, after the usual openers (quotes,
+brackets, comment starts). Each lexer highlights each shape at `SMALL` and `LARGE`
+characters exactly as a render does (`chat.highlight.highlight_html`), and the growth
+between the two sizes is extrapolated to the sizes of `chat.highlight.SIZES`:
+
+    t(n) = t(LARGE) × (n / LARGE) ** max(1, log(t(LARGE) / t(SMALL)) / log(LARGE / SMALL))
+
+A lexer's *cost curve* is the worst shape's t(n) at each of those sizes; written into
+`chat/lexer_costs.json`, it is what the renderer charges a block of code against the
+Markdown budget, so a lexer whose cost grows fast still highlights small blocks and shows
+big ones as plain code. A lexer that needs more than `GIVE_UP_SECONDS` for `LARGE`
+characters of some shape (or never finishes: an alarm stops a shape after
+`ITEM_TIMEOUT` — CPython's regular expression engine checks for signals) is *unbounded*
+and always shown as plain code. Shapes are timed in CPU seconds in child processes; a
+shape whose first timing matters is timed again (best of three).
+
+    python -m bench.lexer_fuzz [--write] [--jobs 2] [ALIAS …]
+
+Without ``--write`` it prints the costliest lexers; ``bench_adversarial`` renders each
+lexer's worst shape at its budget's edge through the real page path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL, LARGE = 400, 1600
+GIVE_UP_SECONDS = 0.5
+ITEM_TIMEOUT = 1.0
+RETIME_ABOVE = 0.005  # seconds at LARGE characters worth timing again
+
+PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+UNITS = [*PUNCTUATION, " ", "\t", "\n", "x", "0", "é", "\u3000"]
+PAIRS = [
+    "x ", "x\n", " \n", "\\\n", "\t\n", "0.", "a.", "a-", "a:", "a=", "a,", "a_", "/*",
+    "*/", "<!--", "${", "#{", "'a", '"a', "(x", "[x", "{x", "\\x", "--", "//", "(*",
+    "{-", "%{", "<<", "0x", "1e", "x\t", "a b", ";\n", "$x", "@x", "x(", ")\n",
+]  # fmt: skip
+PREFIXES = ["", "x", "#", "'", '"', "(", "<", "/*", "a = "]
+
+
+def shapes() -> dict[str, tuple[str, str]]:
+    """name -> (prefix, unit)."""
+    found = {f"{p!r} + {u!r}*n": (p, u) for p in PREFIXES for u in UNITS}
+    found.update({f"{u!r}*n": ("", u) for u in PAIRS})
+    return found
+
+
+def shape_text(prefix: str, unit: str, size: int) -> str:
+    return prefix + unit * max(1, (size - len(prefix)) // len(unit))
+
+
+def lexer_aliases() -> dict[str, str]:
+    """Every lexer class Pygments ships that a fence can name → its first alias."""
+    from pygments.lexers._mapping import LEXERS
+
+    return {name: spec[2][0] for name, spec in sorted(LEXERS.items()) if spec[2]}
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Timeout  # CPython's regular expression engine checks for signals
+
+
+def _time(highlight: Callable[[str], object], text: str, repeat: int) -> float:
+    """Best CPU seconds of ``repeat`` runs; `inf` past ITEM_TIMEOUT."""
+    best = math.inf
+    for _ in range(repeat):
+        signal.setitimer(signal.ITIMER_REAL, ITEM_TIMEOUT)
+        start = time.process_time()
+        try:
+            highlight(text)
+        except _Timeout:
+            return math.inf
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def curve(small: float, large: float) -> tuple[float, ...]:
+    """Seconds at each of `SIZES`, extrapolated from the two timings (at least linear)."""
+    from chat.highlight import SIZES
+
+    if math.isinf(small) or math.isinf(large):
+        return tuple(math.inf for _ in SIZES)
+    growth = math.log(max(large, 1e-6) / max(small, 1e-6)) / math.log(LARGE / SMALL)
+    return tuple(large * (n / LARGE) ** max(1.0, growth) for n in SIZES)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    alias: str
+    costs: tuple[float, ...]  # worst seconds at each of chat.highlight.SIZES
+    shape: str  # the shape that costs most at the largest size
+
+    @property
+    def bounded(self) -> bool:
+        return not math.isinf(self.costs[0])
+
+
+def lexer_verdict(alias: str) -> Verdict:
+    """One lexer's cost curve over every shape (the worst at each size)."""
+    from pygments.lexers import get_lexer_by_name
+
+    from chat.highlight import highlight_html
+
+    lexer = get_lexer_by_name(alias, stripnl=False, ensurenl=False)
+
+    def highlight(text: str) -> object:
+        return highlight_html(text, lexer)
+
+    worst: list[float] = []
+    shape = ""
+    for name, (prefix, unit) in shapes().items():
+        texts = [shape_text(prefix, unit, size) for size in (SMALL, LARGE)]
+        small, large = (_time(highlight, text, 1) for text in texts)
+        if RETIME_ABOVE < large < math.inf:
+            small, large = (_time(highlight, text, 3) for text in texts)
+        if large > GIVE_UP_SECONDS:
+            large = math.inf
+        costs = curve(small, large)
+        if not worst or costs[-1] > worst[-1]:
+            shape = name
+        worst = [max(pair) for pair in zip(worst or costs, costs, strict=True)]
+        if math.isinf(large):
+            break
+    return Verdict(alias, tuple(worst), shape)
+
+
+def _child() -> None:
+    signal.signal(signal.SIGALRM, _on_alarm)
+    for line in sys.stdin:
+        verdict = lexer_verdict(json.loads(line))
+        costs = [None if math.isinf(c) else c for c in verdict.costs]
+        print(json.dumps([verdict.alias, costs, verdict.shape]), flush=True)
+
+
+# --- the parent ---------------------------------------------------------------------------
+
+
+def _run(aliases: list[str]) -> list[Verdict]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.lexer_fuzz", "--child"],
+        cwd=ROOT,
+        input="".join(json.dumps(alias) + "\n" for alias in aliases),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    verdicts = []
+    for line in proc.stdout.splitlines():
+        alias, costs, shape = json.loads(line)
+        verdicts.append(Verdict(alias, tuple(math.inf if c is None else c for c in costs), shape))
+    return verdicts
+
+
+def fuzz(aliases: list[str], workers: int = 2) -> dict[str, Verdict]:
+    """Every alias's worst shape, in ``workers`` child processes."""
+    chunks = [aliases[i::workers] for i in range(workers)]
+    with ThreadPoolExecutor(workers) as pool:
+        return {v.alias: v for part in pool.map(_run, chunks) for v in part}
+
+
+def write_costs(verdicts: dict[str, Verdict], path: Path) -> None:
+    import pygments
+
+    from chat.highlight import SIZES
+
+    by_alias = {alias: name for name, alias in lexer_aliases().items()}
+    ordered = sorted(verdicts.values(), key=lambda v: by_alias[v.alias])
+    data: dict[str, Any] = {
+        "pygments": pygments.__version__,
+        "measured": "python -m bench.lexer_fuzz --write: worst CPU seconds of any shape",
+        "sizes": list(SIZES),
+        "lexers": {by_alias[v.alias]: [round(c, 6) for c in v.costs] for v in ordered if v.bounded},
+        "worst_shapes": {by_alias[v.alias]: v.shape for v in ordered},
+        "unbounded": sorted(by_alias[v.alias] for v in ordered if not v.bounded),
+    }
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--child"]:
+        _child()
+        return 0
+    write = "--write" in argv
+    workers = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else 2
+    wanted = [a for a in argv if not a.startswith("--") and not a.isdigit()]
+    aliases = wanted or list(lexer_aliases().values())
+    started = time.monotonic()
+    verdicts = fuzz(aliases, workers)
+    for verdict in sorted(verdicts.values(), key=lambda v: -v.costs[-1])[:60]:
+        mark = "ok " if verdict.bounded else "OUT"
+        costs = " ".join(f"{c:9.4f}" for c in verdict.costs)
+        print(f"{mark} {costs} s  {verdict.alias:<24} {verdict.shape}")
+    out = sum(not v.bounded for v in verdicts.values())
+    print(f"{len(verdicts)} lexers, {out} unbounded, {time.monotonic() - started:.0f} s")
+    if write:
+        from chat.highlight import COSTS_FILE
+
+        write_costs(verdicts, COSTS_FILE)
+        print(f"wrote {COSTS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
