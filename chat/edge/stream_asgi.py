@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from django.contrib.sessions.middleware import SessionMiddleware
-from django.core.exceptions import SuspiciousOperation
+from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
@@ -55,7 +55,7 @@ def match(scope: Scope) -> View | None:
         return None
     try:
         found = resolve(path)
-    except Resolver404:
+    except (Resolver404, BadRequest):  # Django answers it (404, or 400 `invalid_id`)
         return None
     return (found.func, found.args, found.kwargs) if found.func in STREAM_VIEWS else None
 

@@ -215,6 +215,15 @@ def _conversation_of(user) -> int:
     return conversation_create(owner=user, agent="external").pk
 
 
+async def test_an_id_past_64_bits_is_400_through_the_asgi_entry(app, token):
+    call = AsgiCall(app, _api(2**64), {"Authorization": f"Bearer {token}"})
+    assert await call.started() == 400
+    assert json.loads(call.body)["error"] == "invalid_id"
+    header = AsgiCall(app, _api(1), {"Authorization": f"Bearer {token}", "Last-Event-ID": "①"})
+    assert await header.started() == 400
+    assert json.loads(header.body)["error"] == "invalid_id"
+
+
 async def test_over_capacity_through_djangos_stack(async_client, conversation, api_token, settings):
     settings.SSE_MAX_STREAMS = 0
     response = await async_client.get(
