@@ -251,9 +251,7 @@ def test_enter_on_an_option_moves_focus_to_the_next_question(page, server):
     page.keyboard.press("Enter")
     expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_be_visible()
     # (a locator, not wait_for_function: the page's CSP forbids eval)
-    expect(page.locator('.ask[data-field="pain_level"]:focus-within')).to_have_count(
-        1, timeout=5000
-    )
+    expect(page.locator('.ask[data-field="pain_level"]:focus-within')).to_have_count(1)
     # answering the last open question: focus follows to the next question when it arrives
     page.keyboard.press("Tab")  # "Mild pain"
     page.keyboard.press("Enter")
