@@ -255,3 +255,22 @@ def test_ask_user_options_over_mcp(mcp_server):
         ["assistant", False],
         ["tool", False],
     ]
+
+
+def test_bad_tokens_never_lock_out_a_valid_run_token(mcp_server):
+    """Issue 22: 30 bad tokens from an address made every valid token from it 429 on /mcp/
+    (behind a NAT or the load balancer, everyone). Last in this file: it spends the
+    address's allowance of bad tokens for a minute."""
+    ids = _setup(mcp_server, "mcp-nat")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+
+    def post(token: str) -> httpx.Response:
+        headers = {**accept, "Authorization": f"Bearer {token}"}
+        return httpx.post(mcp_server.url + "/mcp/", json=body, headers=headers)
+
+    statuses = {post(f"bad-{n}").status_code for n in range(31)}
+    assert statuses == {401, 429}
+    assert post("bad-again").json()["error"] == "too_many_attempts"
+    valid = post(ids["token"])
+    assert valid.status_code not in (401, 429), valid.text
