@@ -29,16 +29,14 @@ English or Simplified Chinese.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-import re2
+from .elicitation_guards import pattern_matches, pattern_problem, secret_words
 
 MAX_FIELDS = 50
 MAX_OPTIONS = 100
@@ -59,47 +57,6 @@ ALLOWED = {
 TOP_LEVEL = frozenset({"type", "properties", "required", "$schema", "title", "description"})
 TOP_LEVEL |= {"$comment", "additionalProperties"}
 
-# Words that mean "a secret", matched on `_readable` text. Names are split at camelCase,
-# `_` and `-` first, so `apiKey`, `api_key` and `API-KEY` all read "api key"; "secretary"
-# is not "secret". Latin-script words as regular expressions (written as `_readable` text
-# reads: lower case, no accents), whole words only:
-_LATIN_SECRETS = (
-    r"pass\s?words?|passwd|pass\s?phrases?|pass\s?codes?|pwd|tokens?|api\s?keys?|"
-    r"access\s?keys?|secrets?|private\s?keys?|credentials?|pins?|pin\s?codes?|otp|cvv|cvc|"
-    # de, fr, es, pt, nl, sv, da, no, fi, pl, cs, hu, tr, hr, id, vi
-    r"passwort|kennwort|mot de passe|contrasena|senha|wachtwoord|losenord|adgangskode|"
-    r"passord|salasana|haslo|hasło|heslo|jelszo|sifre|lozinka|kata sandi|mat khau"
-)
-# Other scripts, as people write them (read through `_readable` like the text); Chinese,
-# Japanese, Korean, Thai, Arabic, Hebrew, Hindi and Persian words need no word boundary.
-_WORD_SECRETS = ("пароль", "пароля", "пин код", "токен", "κωδικός πρόσβασης")
-_SCRIPT_SECRETS = (
-    "密码", "密碼", "口令", "令牌", "密钥", "秘钥", "パスワード", "暗証番号", "パスコード",
-    "トークン", "비밀번호", "암호", "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
-    "รหัสผ่าน", "رمز عبور",
-)  # fmt: skip
-
-
-def _readable(text: str) -> str:
-    """``text`` as a person reads it: compatibility forms folded (NFKC: full-width,
-    ligatures), zero-width and other format characters gone, accents dropped, case
-    folded, camelCase, `_` and `-` split into words."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).replace("_", " ").replace("-", " ")
-    text = unicodedata.normalize("NFKD", text.casefold())
-    return unicodedata.normalize("NFC", "".join(c for c in text if not unicodedata.combining(c)))
-
-
-SECRET_WORDS = re.compile(
-    rf"\b(?:{_LATIN_SECRETS}|{'|'.join(re.escape(_readable(w)) for w in _WORD_SECRETS)})\b|"
-    + "|".join(re.escape(_readable(w)) for w in _SCRIPT_SECRETS)
-)
-# Cyrillic and Greek letters that look like Latin ones ("pаsswоrd" with Cyrillic а, о).
-_LOOK_ALIKES = str.maketrans(
-    "аеорсухкмнтвіјѕԁһӏԛԝаΑΒΕΖΗΙΚΜΝΟΡΤΥΧαβεικνορτυχ",
-    "aeopcyxkmhtbijsdhlqwaABEZHIKMNOPTYXabeikvoptux",
-)
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$")
 DATE_TIME = re.compile(
@@ -223,19 +180,6 @@ def _shape(prop: dict[str, Any]) -> str | None:
     return None
 
 
-def secret_words(text: Any) -> str:
-    """The first secret word in ``text`` ("" if none, or if it isn't text), read as is
-    and with Cyrillic and Greek look-alikes read as Latin ("pаsswоrd")."""
-    if not isinstance(text, str):
-        return ""
-    readable = _readable(text[:MAX_TEXT])
-    for reading in (readable, readable.translate(_LOOK_ALIKES)):
-        found = SECRET_WORDS.search(reading)
-        if found:
-            return found.group(0)
-    return ""
-
-
 def _secret(name: str, prop: dict[str, Any]) -> str:
     """The words that make this field a secret ("" if none)."""
     if prop.get("format") == "password" or prop.get("writeOnly") is True:
@@ -253,28 +197,6 @@ def message_secret(message: Any, fields: tuple[FieldSpec, ...]) -> str:
     every field is a choice (a message may mention passwords above a yes/no question)."""
     typed = any(f.kind in ("string", "number", "integer") for f in fields)
     return secret_words(message) if typed else ""
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(pattern: str) -> Any:
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = 1 << 20  # refuses patterns whose program is huge, e.g. (a{999}){999}
-    return re2.compile(pattern, options=options)
-
-
-def pattern_problem(pattern: str) -> str:
-    """Why RE2 can't run a server's `pattern` ("" when it can)."""
-    try:
-        _compiled(pattern)
-    except re2.error:
-        return "pattern is not a regular expression RE2 runs (no backreferences or lookaround)"
-    return ""
-
-
-def pattern_matches(pattern: str, value: str) -> bool:
-    """JSON Schema semantics (a match anywhere), in linear time."""
-    return _compiled(pattern).search(value) is not None
 
 
 def _text(prop: dict[str, Any], key: str, fallback: str = "") -> str:

@@ -12,13 +12,13 @@ from questionnaires.protocol.elicitation_form import (
     form_read,
     validate_content,
 )
+from questionnaires.protocol.elicitation_guards import secret_words
 from questionnaires.protocol.elicitation_schema import (
     MESSAGES,
     field_message,
     message_secret,
     schema_check,
     schema_fields,
-    secret_words,
     validate_value,
 )
 
