@@ -182,13 +182,16 @@ def _archive_bytes(skill: Skill) -> int:
         return 0
 
 
-def _check_storage(*, owner: Any, replacing: Skill | None, skill_md: str, archive: Any) -> None:
+def _check_storage(
+    *, owner: Any, replacing: Skill | None, skill_md: str, archive: UploadedFile | None
+) -> None:
     """413 `skill_storage_full` when the owner's skills would take more than
     SKILL_MAX_BYTES_PER_USER (SKILL.md texts and archives; a replaced one doesn't count)."""
     others = Skill.objects.filter(owner=owner).exclude(pk=getattr(replacing, "pk", None))
     used = sum(len(s.skill_md.encode()) + _archive_bytes(s) for s in others)
     kept = _archive_bytes(replacing) if replacing is not None and archive is None else 0
-    total = used + len(skill_md.encode()) + (archive.size or 0 if archive else kept)
+    adding = (archive.size or 0) if archive is not None else kept
+    total = used + len(skill_md.encode()) + adding
     limit = int(settings.SKILL_MAX_BYTES_PER_USER)
     if total > limit:
         raise ChatError(
