@@ -97,7 +97,7 @@ def test_over_budget_html_is_escaped():
 
 
 def test_normal_messages_are_unaffected():
-    unlimited = MarkdownBudget(units=10**12, steps=10**12)
+    unlimited = MarkdownBudget(units=10**12, steps=10**12, code=10**12)
     for text in realistic_messages():
         html = markdown_to_html(text)
         assert "md-over-budget" not in html
