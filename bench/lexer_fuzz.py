@@ -16,9 +16,14 @@ big ones as plain code. A lexer that needs more than `GIVE_UP_SECONDS` for `LARG
 characters of some shape (or never finishes: an alarm stops a shape after
 `ITEM_TIMEOUT` — CPython's regular expression engine checks for signals) is *unbounded*
 and always shown as plain code. Shapes are timed in CPU seconds in child processes; a
-shape whose first timing matters is timed again (best of three).
+shape whose first timing matters is timed again (best of three). Growth can speed up past
+`LARGE` (Mathematica's `(*(*(*…` is 1.25 between 400 and 1,600 characters, 1.7 beyond),
+so each bounded lexer's worst shape is then timed at the curve's middle size too (with
+`REFINE_TIMEOUT`), and a measured point above the extrapolated one replaces it; the
+renderer never lets growth slow down past a measured point (`chat.highlight.worst_seconds`).
+`--refine` does only this step on the written file.
 
-    python -m bench.lexer_fuzz [--write] [--jobs 2] [ALIAS …]
+    python -m bench.lexer_fuzz [--write] [--refine] [--jobs 2] [ALIAS …]
 
 Without ``--write`` it prints the costliest lexers; ``bench_adversarial`` renders each
 lexer's worst shape at its budget's edge through the real page path.
@@ -43,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL, LARGE = 400, 1600
 GIVE_UP_SECONDS = 0.5
 ITEM_TIMEOUT = 1.0
+REFINE_TIMEOUT = 4.0
 RETIME_ABOVE = 0.02  # seconds at LARGE characters worth timing again (best of 3)
 
 PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
@@ -81,11 +87,13 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Timeout  # CPython's regular expression engine checks for signals
 
 
-def _time(highlight: Callable[[str], object], text: str, repeat: int) -> float:
-    """Best CPU seconds of ``repeat`` runs; `inf` past ITEM_TIMEOUT."""
+def _time(
+    highlight: Callable[[str], object], text: str, repeat: int, timeout: float = ITEM_TIMEOUT
+) -> float:
+    """Best CPU seconds of ``repeat`` runs; `inf` past ``timeout`` (wall clock)."""
     best = math.inf
     for _ in range(repeat):
-        signal.setitimer(signal.ITIMER_REAL, ITEM_TIMEOUT)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         start = time.process_time()
         try:
             highlight(text)
@@ -147,10 +155,34 @@ def lexer_verdict(alias: str) -> Verdict:
     return Verdict(alias, tuple(worst), shape)
 
 
+def refined(verdict: Verdict) -> Verdict:
+    """The verdict with its worst shape timed at the curve's middle size."""
+    from pygments.lexers import get_lexer_by_name
+
+    from chat.highlight import SIZES, highlight_html
+
+    if not verdict.bounded:
+        return verdict
+    lexer = get_lexer_by_name(verdict.alias, stripnl=False, ensurenl=False)
+    prefix, unit = shapes()[verdict.shape]
+    text = shape_text(prefix, unit, SIZES[1])
+    seconds = _time(lambda t: highlight_html(t, lexer), text, 1, REFINE_TIMEOUT)
+    costs = list(verdict.costs)
+    if seconds > costs[1]:
+        costs[1:] = [seconds, math.inf if math.isinf(seconds) else costs[2]]
+    return Verdict(verdict.alias, tuple(costs), verdict.shape)
+
+
 def _child() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
     for line in sys.stdin:
-        verdict = lexer_verdict(json.loads(line))
+        job = json.loads(line)
+        if isinstance(job, list):  # --refine: [alias, costs, shape]
+            verdict = refined(
+                Verdict(job[0], tuple(math.inf if c is None else c for c in job[1]), job[2])
+            )
+        else:
+            verdict = refined(lexer_verdict(job))
         costs = [None if math.isinf(c) else c for c in verdict.costs]
         print(json.dumps([verdict.alias, costs, verdict.shape]), flush=True)
 
@@ -158,11 +190,11 @@ def _child() -> None:
 # --- the parent ---------------------------------------------------------------------------
 
 
-def _run(aliases: list[str]) -> list[Verdict]:
+def _run(jobs: list[Any]) -> list[Verdict]:
     proc = subprocess.run(
         [sys.executable, "-m", "bench.lexer_fuzz", "--child"],
         cwd=ROOT,
-        input="".join(json.dumps(alias) + "\n" for alias in aliases),
+        input="".join(json.dumps(job) + "\n" for job in jobs),
         capture_output=True,
         text=True,
         check=True,
@@ -175,9 +207,10 @@ def _run(aliases: list[str]) -> list[Verdict]:
     return verdicts
 
 
-def fuzz(aliases: list[str], workers: int = 2) -> dict[str, Verdict]:
-    """Every alias's worst shape, in ``workers`` child processes."""
-    chunks = [aliases[i::workers] for i in range(workers)]
+def fuzz(jobs: list[Any], workers: int = 2) -> dict[str, Verdict]:
+    """Every alias's cost curve (or, for `[alias, costs, shape]` jobs, the curve refined),
+    in ``workers`` child processes."""
+    chunks = [jobs[i::workers] for i in range(workers)]
     with ThreadPoolExecutor(workers) as pool:
         return {v.alias: v for part in pool.map(_run, chunks) for v in part}
 
@@ -193,7 +226,11 @@ def write_costs(verdicts: dict[str, Verdict], path: Path) -> None:
         "pygments": pygments.__version__,
         "measured": "python -m bench.lexer_fuzz --write: worst CPU seconds of any shape",
         "sizes": list(SIZES),
-        "lexers": {by_alias[v.alias]: [round(c, 6) for c in v.costs] for v in ordered if v.bounded},
+        "lexers": {
+            by_alias[v.alias]: [None if math.isinf(c) else round(c, 6) for c in v.costs]
+            for v in ordered
+            if v.bounded
+        },
         "worst_shapes": {by_alias[v.alias]: v.shape for v in ordered},
         "unbounded": sorted(by_alias[v.alias] for v in ordered if not v.bounded),
     }
@@ -207,9 +244,20 @@ def main(argv: list[str]) -> int:
     write = "--write" in argv
     workers = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else 2
     wanted = [a for a in argv if not a.startswith("--") and not a.isdigit()]
-    aliases = wanted or list(lexer_aliases().values())
+    jobs: list[Any] = wanted or list(lexer_aliases().values())
+    if "--refine" in argv:
+        from chat.highlight import COSTS_FILE
+
+        data = json.loads(COSTS_FILE.read_text(encoding="utf-8"))
+        names = lexer_aliases()
+        jobs = [
+            [names[name], data["lexers"].get(name), data["worst_shapes"][name]]
+            for name in data["worst_shapes"]
+            if name in names
+        ]
+        jobs = [[a, c if c is not None else [None] * 3, s] for a, c, s in jobs]
     started = time.monotonic()
-    verdicts = fuzz(aliases, workers)
+    verdicts = fuzz(jobs, workers)
     for verdict in sorted(verdicts.values(), key=lambda v: -v.costs[-1])[:60]:
         mark = "ok " if verdict.bounded else "OUT"
         costs = " ".join(f"{c:9.4f}" for c in verdict.costs)

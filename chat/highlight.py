@@ -63,17 +63,25 @@ def lexer_costs() -> dict[str, tuple[float, ...]]:
         return {}
     if data.get("pygments") != pygments.__version__ or tuple(data.get("sizes", ())) != SIZES:
         return {}
-    return {str(name): tuple(map(float, costs)) for name, costs in data["lexers"].items()}
+    return {
+        str(name): tuple(math.inf if cost is None else float(cost) for cost in costs)
+        for name, costs in data["lexers"].items()
+    }
 
 
 def worst_seconds(size: int, costs: tuple[float, ...]) -> float:
     """The lexer's worst case for a block of `size` characters: linear below the first
-    size of the curve, a power law between two sizes (its measured growth)."""
+    size of the curve, a power law between two sizes (its growth there, never less than
+    the growth before: hostile shapes get worse with size, not better); `inf` past a size
+    it couldn't do."""
     if size <= SIZES[0]:
         return costs[0] * size / SIZES[0]
+    growth = 1.0
     for (low, t_low), (high, t_high) in itertools.pairwise(zip(SIZES, costs, strict=True)):
+        if math.isinf(t_high):
+            return math.inf
+        growth = max(growth, math.log(max(t_high, 1e-9) / max(t_low, 1e-9)) / math.log(high / low))
         if size <= high:
-            growth = math.log(max(t_high, 1e-9) / max(t_low, 1e-9)) / math.log(high / low)
             return t_low * (size / low) ** growth
     return math.inf
 
