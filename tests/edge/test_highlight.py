@@ -43,12 +43,15 @@ def test_the_systemd_bomb_renders_at_once():
 
 
 def test_worst_seconds_follows_the_measured_curve():
-    costs = (0.01, 0.1, 1.6)  # quadratic from 5,000 on
-    assert worst_seconds(800, costs) == pytest.approx(0.005)  # linear below the first size
-    assert worst_seconds(SIZES[0], costs) == pytest.approx(0.01)
-    assert worst_seconds(SIZES[1], costs) == pytest.approx(0.1)
-    assert worst_seconds(10_000, costs) == pytest.approx(0.4, rel=0.01)
-    assert worst_seconds(SIZES[2] + 1, costs) == math.inf
+    speeding_up = (0.01, 0.05, 0.8)  # x1.41 growth to 5,000, then quadratic
+    assert worst_seconds(800, speeding_up) == pytest.approx(0.005)  # linear below 1,600
+    assert worst_seconds(SIZES[0], speeding_up) == pytest.approx(0.01)
+    assert worst_seconds(SIZES[1], speeding_up) == pytest.approx(0.05)
+    assert worst_seconds(10_000, speeding_up) == pytest.approx(0.2)
+    slowing_down = (0.01, 0.1, 0.2)  # a measured growth is never assumed to slow down
+    assert worst_seconds(SIZES[2], slowing_down) > 1.0
+    assert worst_seconds(SIZES[2] + 1, speeding_up) == math.inf
+    assert worst_seconds(2000, (0.01, math.inf, math.inf)) == math.inf
 
 
 def test_blocks_share_one_budget_per_message():
