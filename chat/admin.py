@@ -10,10 +10,10 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
 from chat.core.services import api_token_create
+from chat.edge.page import message_item
 from chat.mcphost.models import MODEL_AGENTS, McpServer
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
-from questionnaires.conversation import message_item
 
 admin.site.site_header = _("Questionnaire chat · administration")
 admin.site.site_title = _("Questionnaire chat admin")

@@ -91,7 +91,7 @@ MIDDLEWARE = [
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     # Too large, broken or NUL-carrying form posts get a 400/413 before anything reads them.
-    "chat.core.http.RequestGuardMiddleware",
+    "chat.edge.http.RequestGuardMiddleware",
     # A view whose database connection died under it runs once more (chat/core/dbfaults.py).
     "chat.core.dbfaults.ConnectionLossRetryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chat.edge import api, run_identity_api, views
+from chat.edge import api, run_identity_api, runs, views
 from chat.skills import api as skills_api
 from questionnaires import drafts
 from questionnaires.asks import urls as structured_urls
@@ -41,7 +41,17 @@ chat_patterns = [
         views.conversation_events,
         name="events",
     ),
-    path("", include("chat.runs.urls")),
+    path("conversations/<int:conversation_id>/run", runs.run_status, name="run_status"),
+    path(
+        "conversations/<int:conversation_id>/runs/<int:run_id>/cancel",
+        runs.run_cancel,
+        name="run_cancel",
+    ),
+    path(
+        "conversations/<int:conversation_id>/runs/<int:run_id>/retry",
+        runs.run_retry,
+        name="run_retry",
+    ),
     path(
         "conversations/<int:conversation_id>/messages/<int:message_id>/answer",
         questionnaire_views.questionnaire_submit_view,

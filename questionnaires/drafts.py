@@ -20,8 +20,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.http import conversation_for_page
 from chat.core.models import Conversation
+from chat.edge.http import conversation_for_page
 
 MAX_DRAFT_CHARS = 50_000
 MAX_FIELDS = 200

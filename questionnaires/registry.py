@@ -4,7 +4,7 @@ A message's body (Markdown with inline questionnaire cards, spec 000) is rendere
 segments by `questionnaires.inline.render`; every other way of asking attaches cards to
 the message it belongs to. Each entry here names the kind, the template that renders one
 card (its context is `card`) and the presenter that builds the cards of a batch of
-messages with a fixed number of queries. `questionnaires.conversation` renders every
+messages with a fixed number of queries. `chat.edge.page` renders every
 message through this one list; a new way of asking is one subpackage plus one line here.
 """
 

@@ -13,7 +13,8 @@ from django.utils.translation import gettext as _
 from chat import usecases
 from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import (
+from chat.core.models import Message, Role
+from chat.edge.http import (
     api_view,
     bad_token_check,
     bad_token_record,
@@ -21,7 +22,6 @@ from chat.core.http import (
     error_response,
     json_body,
 )
-from chat.core.models import Message, Role
 from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message

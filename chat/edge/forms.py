@@ -1,3 +1,5 @@
+"""The chat pages' forms; every view that shows the composer validates text with `MessageForm`."""
+
 from __future__ import annotations
 
 from django import forms
@@ -6,8 +8,8 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import AgentKind
+from chat.edge.page import llm_configured
 from questionnaires.asks.definitions import definition_ids, definitions_all
-from questionnaires.conversation import llm_configured
 
 
 class ConversationCreateForm(forms.Form):
@@ -41,3 +43,25 @@ class ConversationCreateForm(forms.Form):
 
 class ConversationRenameForm(forms.Form):
     title = forms.CharField(label=_("Name"), max_length=200)
+
+
+class MessageForm(forms.Form):
+    content = forms.CharField(
+        label=_("Message"),
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "off"}),
+        error_messages={"required": _("Type a message first.")},
+    )
+
+    def clean_content(self) -> str:
+        content = self.cleaned_data["content"]
+        if not content.strip():
+            raise forms.ValidationError(_("Type a message first."), code="message_empty")
+        limit = settings.CHAT_MAX_MESSAGE_CHARS
+        if len(content) > limit:
+            raise forms.ValidationError(
+                _("The message is %(n)s characters long; the limit is %(limit)s."),
+                code="message_too_long",
+                params={"n": len(content), "limit": limit},
+            )
+        return content

@@ -6,9 +6,9 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors
-from chat.core.http import api_view
 from chat.core.identity import run_environment
 from chat.core.models import EXTERNAL_WORKER, Run, RunStatus
+from chat.edge.http import api_view
 from chat.edge.mcp import PATH as MCP_PATH
 
 

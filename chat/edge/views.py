@@ -21,21 +21,20 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from chat import usecases
 from chat.core import services
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
-from chat.edge.forms import ConversationCreateForm, ConversationRenameForm
+from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
-from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
-from chat.edge.stream_selectors import stream_access_for_session
-from chat.usecases import intake_begin
-from questionnaires.asks.definitions import conversation_definition
-from questionnaires.conversation import (
+from chat.edge.http import conversation_for_page
+from chat.edge.page import (
     conversation_context,
     llm_configured,
     message_items,
     message_items_changed,
     sidebar,
 )
+from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.stream_selectors import stream_access_for_session
+from chat.usecases import intake_begin
+from questionnaires.asks.definitions import conversation_definition
 
 
 def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.core.errors import ChatError
-from chat.core.http import error_response, request_check
+from chat.edge.http import error_response, request_check
 from chat.skills import services as skills
 
 

@@ -22,7 +22,9 @@ from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import (
+from chat.core.identity import is_skill_token, skill_token_verify
+from chat.core.selectors import run_identity_live
+from chat.edge.http import (
     bad_token_check,
     bad_token_record,
     bearer_token,
@@ -30,8 +32,6 @@ from chat.core.http import (
     json_body,
     user_for_api_token,
 )
-from chat.core.identity import is_skill_token, skill_token_verify
-from chat.core.selectors import run_identity_live
 from chat.skills.models import Skill
 
 # url names (namespace "api") that accept a skill identity token

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from questionnaires.conversation import llm_configured
+from chat.edge.page import llm_configured
 
 register = template.Library()
 

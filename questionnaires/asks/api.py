@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
-from chat.core.http import api_view, json_body
+from chat.edge.http import api_view, json_body
 from questionnaires.asks.ask_requests import ask_post
 
 

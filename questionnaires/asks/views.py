@@ -12,13 +12,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.core import selectors as chat_selectors
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import api_view, conversation_for_page, json_body
 from chat.core.models import Conversation
+from chat.edge.forms import MessageForm
+from chat.edge.http import api_view, conversation_for_page, json_body
+from chat.edge.page import conversation_context
 from questionnaires.asks import selectors, services
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenters import ask_view_single, state_panel
-from questionnaires.conversation import conversation_context
 from questionnaires.registry import card_of
 
 ACTIONS = {

@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
-from questionnaires.conversation import conversation_context
+from chat.edge.forms import MessageForm
+from chat.edge.http import conversation_for_page
+from chat.edge.page import conversation_context
 from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
 from questionnaires.elicitations.selectors import elicitation_get
 from questionnaires.elicitations.services import elicitation_answer

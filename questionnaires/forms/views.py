@@ -12,9 +12,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
 from chat.core.models import Conversation
+from chat.edge.forms import MessageForm
+from chat.edge.http import conversation_for_page
 from questionnaires.forms.answers import form_answer_payload_from_post
 from questionnaires.forms.answers import interactive_form_answer as interactive_form_answer_post
 from questionnaires.forms.presenter import FormCard, FormDraft, form_cards_for

@@ -19,10 +19,10 @@ from django.views.decorators.http import require_POST
 
 from chat.core import selectors
 from chat.core.errors import ChatError, NotFound, SubmitRefused
-from chat.core.forms import MessageForm
-from chat.core.http import error_response, json_body
 from chat.core.models import Conversation, Message
-from questionnaires.conversation import conversation_context, message_items_for
+from chat.edge.forms import MessageForm
+from chat.edge.http import error_response, json_body
+from chat.edge.page import conversation_context, message_items_for
 from questionnaires.inline.presenter import Draft, answers_from_form
 from questionnaires.inline.services import questionnaire_answer, questionnaire_find
 

@@ -10,8 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.core.errors import ChatError
-from chat.core.http import conversation_for_page
 from chat.core.models import Conversation, Run
+from chat.edge.http import conversation_for_page
 from chat.runs import services
 
 TEMPLATE = "chat/run_status.html"
