@@ -15,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from tests.support.liveserver import LiveServer
+from bench.liveserver import LiveServer
 
 
 def _redis_url() -> str:

@@ -225,7 +225,7 @@ def test_openai_without_configuration_fails_visibly(user, settings):
 
 
 def test_openai_turn_against_the_fake_server(user, settings):
-    from tests.agent.fake_openai import FakeOpenAI, Reply
+    from tests.support.fake_openai import FakeOpenAI, Reply
 
     conversation = conversation_create(owner=user, agent="openai", language="zh-hans")
     with FakeOpenAI() as fake:
