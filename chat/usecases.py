@@ -13,7 +13,7 @@ from chat.core.runs import run_start
 from chat.core.services import answer_post
 from questionnaires.asks.definitions import definition_ids
 from questionnaires.forms.answers import interactive_form_answer
-from questionnaires.guards import input_refuse_if_pending
+from questionnaires.registry import input_refuse_if_waiting
 
 
 def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run | None:
@@ -44,5 +44,5 @@ def message_post_user(
         return interactive_form_answer(conversation=conversation, payload=form_answer)
     if not content.strip():
         raise ChatError("message_empty", _("Type a message first."))
-    input_refuse_if_pending(conversation=conversation)
+    input_refuse_if_waiting(conversation=conversation)
     return answer_post(conversation=conversation, content=content)

@@ -13,12 +13,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from chat.agent.tools import tools_prompt
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
+from questionnaires import registry
 from questionnaires.protocol import system_prompt
 
-# Message kinds (metadata["kind"]) that never go to the model.
-# An elicitation card's message is for people: the tool result carries the answer.
-EXCLUDED_KINDS = frozenset({"run_error", "elicitation"})
+# Messages (metadata["kind"]) of the runtime's own that never go to the model; kinds say
+# for themselves (`Kind.model_sees`: an elicitation card's message is for people, the tool
+# result carries the answer).
+RUNTIME_ONLY = frozenset({"run_error"})
 
 
 def system_prompt_for(lang: str) -> str:
@@ -34,8 +37,9 @@ def context_messages(*, conversation: Conversation) -> list[dict[str, Any]]:
         {"role": "system", "content": system_prompt_for(conversation.language)}
     ]
     issued: set[str] = set()
+    hidden = RUNTIME_ONLY | registry.hidden_from_model()
     for message in stored:
-        if (message.metadata or {}).get("kind") in EXCLUDED_KINDS:
+        if metadata_of(message).get("kind") in hidden:
             continue
         item = _to_openai(message, answered, issued)
         if item is not None:
@@ -58,18 +62,8 @@ def _to_openai(message: Message, answered: set[str], issued: set[str]) -> dict[s
             item["tool_calls"] = calls
         return item
     role = message.role if message.role in (Role.USER, Role.SYSTEM) else Role.USER
-    answer = (message.metadata or {}).get("structured_answer")
-    if role == Role.USER and isinstance(answer, dict):
-        return {"role": "user", "content": structured_answer_content(message, answer)}
-    return {"role": str(role), "content": message.content}
-
-
-def structured_answer_content(message: Message, answer: dict[str, Any]) -> str:
-    """A structured answer (spec 004) as the model reads it: the readable line the chat
-    shows, then the machine-readable envelope (`field`, `value`, `source`, …)."""
-    readable = message.display_content or str(answer.get("display_text") or "")
-    envelope = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
-    return f"{readable}\n<structured_answer>{envelope}</structured_answer>"
+    text = registry.model_text(message) if role == Role.USER else None
+    return {"role": str(role), "content": message.content if text is None else text}
 
 
 def _calls(raw: Iterable[Any] | None) -> list[dict[str, Any]]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.utils.translation import get_language
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import AgentKind
 from chat.edge.page import llm_configured
-from questionnaires.asks.definitions import definition_ids, definitions_all
 
 
 class ConversationCreateForm(forms.Form):
@@ -18,16 +17,13 @@ class ConversationCreateForm(forms.Form):
     # Which intake definition an intake conversation collects (ignored for other agents).
     intake = forms.ChoiceField(label=_("Intake"), required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
-        def definition_titles(language: str) -> list[tuple[str, str]]:
-            """(id, title), titled in the page's language when a definition has it."""
-            lang = "zh-hans" if language.lower().startswith("zh") else "en"
-            own = {d.id: d.title for d in definitions_all().values() if d.language == lang}
-            return [(key, own.get(key, title)) for key, title in definition_ids()]
-
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, data: QueryDict | None = None, *, intake_choices: list[tuple[str, str]]
+    ) -> None:
+        """`intake_choices`: (id, title) of the intake definitions to offer."""
+        super().__init__(data)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
-        choices = definition_titles(get_language() or "en")
+        choices = intake_choices
         self.fields["intake"].choices = [("", _("Ask me in the chat")), *choices]
         self.fields["intake"].initial = choices[0][0] if choices else ""
 

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
@@ -222,3 +223,37 @@ class RequestGuardMiddleware:
         if user is not None and user.is_authenticated and "Cache-Control" not in response:
             response["Cache-Control"] = "no-store"
         return response
+
+
+# url names (namespace "api") that accept a skill identity token
+SKILL_ENDPOINTS = frozenset({"api:skills", "api:skill_upload", "api:skill_update"})
+
+
+class SkillTokenScopeMiddleware:
+    """401 `skill_token_not_allowed` for a skill identity token outside the skill API."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if is_skill_token(bearer_token(request) or "") and not _is_skill_endpoint(
+            request.path_info
+        ):
+            return error_response(
+                ChatError(
+                    "skill_token_not_allowed",
+                    _(
+                        "A skill identity token only works for skill publishing "
+                        "(/api/v1/kinds/skills); use a user API token here."
+                    ),
+                    status=401,
+                )
+            )
+        return self.get_response(request)
+
+
+def _is_skill_endpoint(path: str) -> bool:
+    try:
+        return resolve(path).view_name in SKILL_ENDPOINTS
+    except Resolver404:
+        return False

@@ -1,4 +1,10 @@
-"""View models for templates: everything a page needs, computed once, no queries in templates."""
+"""The conversation page's view model: everything its templates need, computed once, no
+queries in templates.
+
+The page names no kind: message bodies, the cards attached to messages, how answers show,
+side panels and what waits for the person all come from the kind registry
+(`questionnaires.registry`), so a new way of asking shows here without a line changed.
+"""
 
 from __future__ import annotations
 
@@ -7,55 +13,72 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Max
+from django.forms import Form
 from django.urls import reverse
-from django.utils import timezone, translation
-from django.utils.html import format_html
+from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 
 from chat.core import selectors
+from chat.core.errors import ChatError
+from chat.core.metadata import intake_state
 from chat.core.models import Conversation, Message, Role
-from chat.rendering import MarkdownBudget
-from questionnaires.asks.presenters import state_panel_for
-from questionnaires.drafts import drafts_for, inline_drafts
-from questionnaires.elicitations.selectors import elicitation_pending
-from questionnaires.inline import selectors as questionnaire_selectors
-from questionnaires.inline.presenter import Draft, MessageInput, MessageState, async_calls
-from questionnaires.inline.render import RenderedMessage, render_message, render_messages
-from questionnaires.registry import Card, cards_for
+from chat.rendering import markdown_to_html
+from questionnaires import registry
+from questionnaires.drafts import drafts_for
+from questionnaires.registry import AnswerSummary, Body, Card, Refused
 
 
 @dataclass(frozen=True)
 class MessageItem:
-    """A message and its rendered body.  ``card_state`` marks cards that can still
-    change (open tabs send it back, see ``message_items_changed``); ``form_ids`` are
-    submittable card forms (the template adds their CSRF inputs, since the body HTML is
+    """A message and its rendered body. ``card_state`` marks cards that can still change
+    (open tabs send it back, see ``message_items_changed``); ``form_ids`` are submittable
+    card forms in the body (the template adds their CSRF inputs, since the body HTML is
     cached); ``oob`` renders the article as an htmx out-of-band replacement."""
 
     message: Message
-    html: SafeString
+    html: SafeString  # the body, or the answer summary's own HTML
     card_state: str = ""
     form_ids: tuple[str, ...] = ()
     oob: bool = False
     cards: tuple[Card, ...] = ()  # attached cards of every registered kind
-    # A structured answer names its ask ("<turn id>:<field>"): the page shows each answer
-    # right after its question, although a turn may ask two questions before either is
-    # answered (messages are created, and numbered, in that order).
-    answers_key: str = ""
+    # Set when the message answers a card: the page shows it right after that card (a turn
+    # may ask two questions before either is answered; messages are numbered in that order).
+    answer: AnswerSummary | None = None
     # The intake's summary card: "Which answers should change?" shows only after "I want to
     # change something" (CSS, static/css/cards.css).
     intake_confirm: bool = False
 
     @property
-    def ask(self) -> Any:
-        """The item's ask widget (questionnaires.asks.presenters.AskView), if any."""
-        return next((c.view for c in self.cards if c.kind == "ask"), None)
-
-    @property
     def role(self) -> str:
         return self.message.role
+
+    @property
+    def answers_key(self) -> str:
+        return self.answer.key if self.answer else ""
+
+    @property
+    def answer_key(self) -> str:
+        """The key answers to this message's cards carry ("" when order doesn't matter)."""
+        return next((c.view.answer_key for c in self.cards if c.view.answer_key), "")
+
+
+@dataclass(frozen=True)
+class RefusalView:
+    """Input refused because a card waits: the waiting kind's way out, shown where the
+    person typed (the composer, a slot edit)."""
+
+    template: str
+    details: dict[str, Any]
+
+
+def refusal_view(error: ChatError) -> RefusalView | None:
+    if isinstance(error, registry.InputRefused) and error.kind.refusal_template:
+        return RefusalView(error.kind.refusal_template, error.details)
+    return None
 
 
 def message_item(message: Message) -> MessageItem:
@@ -64,22 +87,18 @@ def message_item(message: Message) -> MessageItem:
 
 
 def message_items(
-    *,
-    conversation: Conversation,
-    after_seq: int = 0,
-    draft: tuple[int, Draft] | None = None,
+    *, conversation: Conversation, after_seq: int = 0, refused: Refused | None = None
 ) -> list[MessageItem]:
-    """The visible messages after ``after_seq``, rendered: segments first, Markdown for
-    the Markdown segments, cards for the rest.  A ``draft`` (message id, Draft) shows a
-    refused submit on its card with the user's selections kept."""
+    """The visible messages after ``after_seq``, rendered. ``refused`` shows a refused
+    answer on its card, with what the person chose."""
     messages = list(selectors.message_list_visible(conversation=conversation, after_seq=after_seq))
-    return _items(conversation, messages, draft=draft)
+    return _items(conversation, messages, refused=refused)
 
 
 def message_items_for(
-    *, conversation: Conversation, messages: list[Message], draft: tuple[int, Draft] | None = None
+    *, conversation: Conversation, messages: list[Message], refused: Refused | None = None
 ) -> list[MessageItem]:
-    return _items(conversation, messages, draft=draft)
+    return _items(conversation, messages, refused=refused)
 
 
 def message_items_changed(*, conversation: Conversation, live: str) -> list[MessageItem]:
@@ -103,129 +122,114 @@ def _items(
     conversation: Conversation,
     messages: list[Message],
     *,
-    draft: tuple[int, Draft] | None = None,
+    refused: Refused | None = None,
     interactive: bool = True,
 ) -> list[MessageItem]:
-    """Render with all state computed up front: at most three queries for any number of
-    messages (answered cards, tool results, the latest answerable message)."""
+    """Render with all state computed up front: a fixed number of queries for any number of
+    messages (each kind reads its cards for the whole batch at once)."""
     if not messages:
         return []
-    call_ids = [c for m in messages if m.tool_calls for c in async_calls(m.tool_calls)]
-    results = selectors.tool_results(conversation_id=conversation.pk, call_ids=call_ids)
-    has_cards = any(m.role == Role.ASSISTANT for m in messages)
-    answered = (
-        questionnaire_selectors.answers_by_message(conversation_id=conversation.pk)
-        if has_cards
+    drafts = drafts_for(conversation=conversation) if interactive else {}
+    bodies = _bodies(conversation, messages, drafts, interactive, refused)
+    cards = (
+        registry.cards_for(conversation=conversation, messages=messages, drafts=drafts)
+        if interactive
         else {}
     )
-    latest = (
-        selectors.message_latest_visible_assistant_seq(conversation=conversation)
-        if interactive and has_cards
-        else None
-    )
-    saved = drafts_for(conversation=conversation) if latest is not None else {}
-    inputs, states = [], []
-    for m in messages:
-        live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
-        url = reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk]) if live else ""
-        inputs.append(_input(m, results))
-        own = inline_drafts(saved, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
-        states.append(
-            MessageState(
-                interactive=live,
-                answered=answered.get(m.pk, {}),
-                submit_url=url,
-                drafts=own if live else {},
+    summary = intake_state(conversation).get("summary_questionnaire_id", "")
+    items = []
+    for message, body in zip(messages, bodies, strict=True):
+        own = _with_refused(cards.get(message.pk, ()), message.pk, refused)
+        answer = registry.answer_summary(message) if message.role == Role.USER else None
+        items.append(
+            MessageItem(
+                message,
+                answer.html if answer and answer.html is not None else body.html,
+                body.live_state + "".join(c.view.live_state for c in own),
+                body.form_ids,
+                cards=own,
+                answer=answer,
+                intake_confirm=bool(summary) and summary == f"{message.pk}_q1",
             )
         )
-    lang = translation.get_language() or "en"
-    rendered = render_messages(inputs, states, markdown=MarkdownBudget, lang=lang)
-    if draft is not None:
-        for index, m in enumerate(messages):
-            if m.pk == draft[0]:
-                rendered[index] = render_message(
-                    inputs[index],
-                    states[index],
-                    markdown=MarkdownBudget,
-                    lang=lang,
-                    draft=draft[1],
-                )
-    cards = cards_for(conversation=conversation, messages=messages, drafts=saved)
-    items = [_item(m, r, cards.get(m.pk, ())) for m, r in zip(messages, rendered, strict=True)]
-    summary = str((conversation.state or {}).get("intake", {}).get("summary_questionnaire_id", ""))
-    if summary:
-        items = [
-            replace(i, intake_confirm=True) if summary == f"{i.message.pk}_q1" else i for i in items
-        ]
     return answers_after_questions(items)
 
 
-def ask_key(item: MessageItem) -> str:
-    ask = item.ask
-    return f"{ask.turn_id}:{ask.ask.get('field', '')}" if ask else ""
+def _bodies(
+    conversation: Conversation,
+    messages: list[Message],
+    drafts: registry.Drafts,
+    interactive: bool,
+    refused: Refused | None,
+) -> list[Body]:
+    kind = registry.body_kind()
+    if kind is None or kind.body is None:  # no kind renders bodies: Markdown as is
+        return [Body(markdown_to_html(m.shown_content)) for m in messages]
+    own = refused if refused is not None and refused.kind == kind.name else None
+    return list(
+        kind.body(
+            conversation=conversation,
+            messages=messages,
+            drafts=drafts,
+            interactive=interactive,
+            refused=own,
+        )
+    )
+
+
+def _with_refused(
+    cards: tuple[Card, ...], message_id: int, refused: Refused | None
+) -> tuple[Card, ...]:
+    """A refused answer's card (the kind's view with the error and what was typed) in place
+    of the same card as stored."""
+    if refused is None or refused.message_id != message_id:
+        return cards
+    if not isinstance(refused.value, registry.CardView):
+        return cards
+    view = refused.value
+    return tuple(Card(c.kind, view) if c.kind == refused.kind else c for c in cards) or (
+        Card(refused.kind, view),
+    )
 
 
 def answers_after_questions(items: list[MessageItem]) -> list[MessageItem]:
-    """Move each structured answer right after the ask it answers (when both are here);
+    """Move each answer right after the card it answers (when both are here);
     static/js/chat.js does the same for answers that arrive live."""
-    asks = {ask_key(i) for i in items if i.ask}
-    if not any(i.answers_key in asks for i in items if i.answers_key):
+    targets = {i.answer_key for i in items if i.answer_key}
+    answers = {i.answers_key: i for i in items if i.answers_key and i.answers_key in targets}
+    if not answers:
         return items
-    answers = {i.answers_key: i for i in items if i.answers_key in asks}
     ordered: list[MessageItem] = []
     for item in items:
         if item.answers_key in answers:
             continue
         ordered.append(item)
-        if item.ask and ask_key(item) in answers:
-            ordered.append(answers[ask_key(item)])
+        if item.answer_key in answers:
+            ordered.append(answers[item.answer_key])
     return ordered
 
 
-def _input(message: Message, results: dict[str, str]) -> MessageInput:
-    calls = message.tool_calls or ()
-    return MessageInput(
-        id=message.pk,
-        role=message.role,
-        content=message.content,
-        display_content=message.display_content,
-        tool_calls=calls,
-        tool_results={c: results[c] for c in async_calls(calls) if c in results} if calls else {},
-        readonly=message.readonly,
-    )
-
-
-def _item(message: Message, rendered: RenderedMessage, cards: tuple[Card, ...]) -> MessageItem:
-    # A live attached card adds its kind's letter to the state open tabs report back, so
-    # they get it again, locked, once it is answered.
-    state = rendered.card_state + "".join(c.state for c in cards)
-    item = MessageItem(message, rendered.html, state, rendered.form_ids, cards=cards)
-    answer = (message.metadata or {}).get("structured_answer")
-    if message.role != Role.USER or not isinstance(answer, dict):
-        return item
-    key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
-    if answer.get("source") == "user_skipped":
-        # The model reads "Skipped: <question>"; the chat shows a short line under the
-        # question itself.
-        html = format_html('<p class="answer-skipped">{}</p>', _("Skipped"))
-        return replace(item, html=html, answers_key=key)
-    return replace(item, answers_key=key)
-
-
-def conversation_context(
-    *, conversation: Conversation, form: Any, draft: tuple[int, Draft] | None = None
+def conversation_page(
+    *,
+    conversation: Conversation,
+    form: Form,
+    refused: Refused | None = None,
+    refusal: RefusalView | None = None,
 ) -> dict[str, Any]:
-    items = message_items(conversation=conversation, draft=draft)
+    """The conversation page's context (templates/chat/conversation.html)."""
+    items = message_items(conversation=conversation, refused=refused)
     last_event_id = conversation.events.aggregate(m=Max("id"))["m"] or 0
+    waits = registry.waiting(conversation=conversation)
     return {
         "conversation": conversation,
         "items": items,
         "form": form,
         "last_seq": items[-1].message.seq if items else 0,
         "last_event_id": last_event_id,
-        "panel": state_panel_for(conversation=conversation),
+        "panel": registry.panel_for(conversation=conversation),
         "run": selectors.run_latest(conversation=conversation),
-        "waiting_for_person": elicitation_pending(conversation_id=conversation.pk) is not None,
+        "waiting_for_person": any(w.kind.run_effect is registry.RunEffect.HOLDS_RUN for w in waits),
+        "refusal": refusal,
         "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk),
     }
 
@@ -249,7 +253,20 @@ class SidebarEntry:
         return reverse("chat:conversation", args=[self.pk])
 
 
-def sidebar(*, user: Any, current_id: int | None = None, query: str = "") -> dict[str, Any]:
+@dataclass(frozen=True)
+class SidebarGroup:
+    label: str
+    entries: list[SidebarEntry]
+
+
+@dataclass(frozen=True)
+class Sidebar:
+    groups: list[SidebarGroup]
+    query: str
+    current_id: int | None
+
+
+def sidebar(*, user: AbstractBaseUser, current_id: int | None = None, query: str = "") -> Sidebar:
     """The user's conversations, newest first, grouped Today / Yesterday / Previous 7 days
     / Earlier, each with a relative date; ``query`` filters by title (no-JS search; with
     JavaScript the list filters as you type)."""
@@ -260,7 +277,7 @@ def sidebar(*, user: Any, current_id: int | None = None, query: str = "") -> dic
         (today - timedelta(days=1), _("Yesterday")),
         (today - timedelta(days=7), _("Previous 7 days")),
     ]
-    groups: list[dict[str, Any]] = []
+    groups: list[SidebarGroup] = []
     needle = query.strip().casefold()
     for conversation in selectors.conversation_list_for_user(user=user)[:SIDEBAR_LIMIT]:
         title = str(conversation)
@@ -268,9 +285,9 @@ def sidebar(*, user: Any, current_id: int | None = None, query: str = "") -> dic
             continue
         updated = timezone.localtime(conversation.updated_at)
         label = next((name for start, name in bounds if updated >= start), _("Earlier"))
-        if not groups or groups[-1]["label"] != label:
-            groups.append({"label": label, "entries": []})
-        groups[-1]["entries"].append(
+        if not groups or groups[-1].label != label:
+            groups.append(SidebarGroup(label, []))
+        groups[-1].entries.append(
             SidebarEntry(
                 pk=conversation.pk,
                 title=title,
@@ -280,7 +297,7 @@ def sidebar(*, user: Any, current_id: int | None = None, query: str = "") -> dic
                 active=conversation.pk == current_id,
             )
         )
-    return {"groups": groups, "query": query, "current_id": current_id}
+    return Sidebar(groups, query, current_id)
 
 
 def _relative(moment: datetime, now: datetime) -> str:

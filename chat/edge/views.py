@@ -12,9 +12,11 @@ from django.http import (
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
+    QueryDict,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -25,16 +27,18 @@ from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, Mess
 from chat.edge.health import health_report
 from chat.edge.http import conversation_for_page
 from chat.edge.page import (
-    conversation_context,
+    conversation_page,
     llm_configured,
     message_items,
     message_items_changed,
+    refusal_view,
     sidebar,
 )
 from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
 from chat.usecases import intake_begin
-from questionnaires.asks.definitions import conversation_definition
+from questionnaires import drafts
+from questionnaires.asks.definitions import conversation_definition, definition_choices
 
 
 def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
@@ -46,17 +50,22 @@ def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200)
     return render(request, "chat/conversation_list.html", context, status=status)
 
 
+def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
+    choices = definition_choices(translation.get_language() or "en")
+    return ConversationCreateForm(data, intake_choices=choices)
+
+
 @login_required
 @require_GET
 def conversation_list(request: HttpRequest) -> HttpResponse:
     """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
-    return _home(request, ConversationCreateForm())
+    return _home(request, _create_form())
 
 
 @login_required
 @require_POST
 def conversation_create(request: HttpRequest) -> HttpResponse:
-    form = ConversationCreateForm(request.POST)
+    form = _create_form(request.POST)
     if not form.is_valid():
         return _home(request, form, status=400)
     conversation = services.conversation_create(
@@ -76,7 +85,7 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
-    context = conversation_context(conversation=conversation, form=MessageForm())
+    context = conversation_page(conversation=conversation, form=MessageForm())
     return render(request, "chat/conversation.html", context)
 
 
@@ -86,7 +95,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     form = MessageForm(request.POST)
     status = 200
-    pending_form = None  # a refused text while a form waits: offer submit / cancel-and-send
+    refusal = None  # a text refused while a card waits: that kind's way out (submit / cancel)
     if form.is_valid():
         try:
             # One transaction: a connection lost after it committed leaves no half-done
@@ -101,7 +110,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         except ChatError as error:
             form.add_error("content", error.message)
             status = error.status
-            pending_form = error.details if error.code == "pending_interactive_form" else None
+            refusal = refusal_view(error)
         else:
             if not request.htmx:
                 return redirect("chat:conversation", conversation_id=conversation.pk)
@@ -109,12 +118,11 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     else:  # too long is 413, as documented (and as the API answers)
         status = 413 if form.has_error("content", "message_too_long") else 400
     if not request.htmx:
-        context = conversation_context(conversation=conversation, form=form)
-        context["pending_form"] = pending_form
+        context = conversation_page(conversation=conversation, form=form, refusal=refusal)
         return render(request, "chat/conversation.html", context, status=status)
     # htmx: the composer comes back (cleared, or with the error and the typed text kept);
     # the new message itself arrives through the event stream like in every other tab.
-    context = {"conversation": conversation, "form": form, "pending_form": pending_form}
+    context = {"conversation": conversation, "form": form, "refusal": refusal}
     return render(request, "chat/conversation.html#composer", context, status=status)
 
 
@@ -164,6 +172,29 @@ def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpRes
     # Cards this tab still shows as answerable/pending come back out of band if they changed.
     items += message_items_changed(conversation=conversation, live=request.GET.get("live", ""))
     return render(request, "chat/conversation.html#message-list", {"items": items})
+
+
+@login_required
+@require_POST
+def draft_save(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """An open card's fields, posted as the person types (static/js/drafts.js, debounced):
+    204, or the refusal's message with its status and code (`X-Error-Code`)."""
+    conversation = conversation_for_page(request, conversation_id)
+    try:
+        drafts.draft_save(
+            user_id=request.user.pk,
+            conversation=conversation,
+            card=request.POST.get("card_key", ""),
+            pairs=request.POST.lists(),
+        )
+    except ChatError as error:
+        return HttpResponse(
+            error.message,
+            status=error.status,
+            content_type="text/plain; charset=utf-8",
+            headers={"X-Error-Code": error.code},
+        )
+    return HttpResponse(status=204)
 
 
 @require_http_methods(["GET"])

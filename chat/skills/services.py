@@ -2,14 +2,14 @@
 
 A run's skill identity token (`SKILL_IDENTITY_TOKEN` / `WEGENT_SKILL_IDENTITY_TOKEN`,
 see `chat.core.identity`) is accepted only by the three publishing endpoints
-(`SKILL_ENDPOINTS`); `SkillTokenScopeMiddleware` refuses it with 401
-`skill_token_not_allowed` on every other URL, whatever that URL's own authentication.
+(`chat.edge.http.SKILL_ENDPOINTS`); `chat.edge.http.SkillTokenScopeMiddleware` refuses it
+with 401 `skill_token_not_allowed` on every other URL, whatever that URL's own
+authentication.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -18,7 +18,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
@@ -28,14 +27,11 @@ from chat.edge.http import (
     bad_token_check,
     bad_token_record,
     bearer_token,
-    error_response,
     json_body,
     user_for_api_token,
 )
 from chat.skills.models import Skill
 
-# url names (namespace "api") that accept a skill identity token
-SKILL_ENDPOINTS = frozenset({"api:skills", "api:skill_upload", "api:skill_update"})
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 ARCHIVE_MAGIC = {
@@ -48,34 +44,6 @@ MAX_SKILL_MD_CHARS = 200_000
 
 def _bearer(request: HttpRequest) -> str:
     return bearer_token(request) or ""
-
-
-class SkillTokenScopeMiddleware:
-    """401 `skill_token_not_allowed` for a skill identity token outside the skill API."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if is_skill_token(_bearer(request)) and not _is_skill_endpoint(request.path_info):
-            return error_response(
-                ChatError(
-                    "skill_token_not_allowed",
-                    _(
-                        "A skill identity token only works for skill publishing "
-                        "(/api/v1/kinds/skills); use a user API token here."
-                    ),
-                    status=401,
-                )
-            )
-        return self.get_response(request)
-
-
-def _is_skill_endpoint(path: str) -> bool:
-    try:
-        return resolve(path).view_name in SKILL_ENDPOINTS
-    except Resolver404:
-        return False
 
 
 def user_for_skill_token(raw: str) -> Any:

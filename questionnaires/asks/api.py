@@ -1,12 +1,16 @@
-"""JSON API for external agent runtimes: ask the user a structured question."""
+"""JSON API for external agent runtimes: ask the user a structured question, answer one."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
 from chat.edge.http import api_view, json_body
+from questionnaires.asks import services
 from questionnaires.asks.ask_requests import ask_post
+from questionnaires.asks.models import StructuredAnswer
 
 
 @api_view(("POST",))
@@ -26,3 +30,40 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
     return JsonResponse(
         {"message_id": message.pk, "turn_id": message.metadata["turn_id"]}, status=201
     )
+
+
+@api_view(("POST",))
+def api_answers(request: HttpRequest, conversation_id: int) -> JsonResponse:
+    """`POST /api/v1/conversations/<id>/answers` with a spec-004 `structured_answer`."""
+    conversation = chat_selectors.conversation_get_for_user(
+        user=request.user, conversation_id=conversation_id
+    )
+    row, created = services.structured_answer_submit(
+        conversation=conversation, answer=json_body(request)
+    )
+    conversation.refresh_from_db(fields=["state"])
+    return JsonResponse(
+        {
+            "answer": answer_json(row),
+            "created": created,
+            "consultation_state": conversation.state.get("consultation_state", {}),
+            "missing_slots": conversation.state.get("missing_slots", []),
+            "confidence": conversation.state.get("confidence", {}),
+        },
+        status=201 if created else 200,
+    )
+
+
+def answer_json(row: StructuredAnswer) -> dict[str, Any]:
+    return {
+        "id": row.pk,
+        "type": "structured_answer",
+        "field": row.field,
+        "value": row.value,
+        "display_text": row.display_text,
+        "raw_text": row.raw_text,
+        "source": row.source,
+        "confidence": row.confidence,
+        "turn_id": row.turn_id,
+        "message_id": row.user_message_id,
+    }

@@ -227,6 +227,13 @@ def definition_ids() -> list[tuple[str, str]]:
     return sorted(titles.items())
 
 
+def definition_choices(language: str) -> list[tuple[str, str]]:
+    """(id, title) of each definition, titled in `language` when a definition has it."""
+    lang = "zh-hans" if language.lower().startswith("zh") else "en"
+    own = {d.id: d.title for d in definitions_all().values() if d.language == lang}
+    return [(key, own.get(key, title)) for key, title in definition_ids()]
+
+
 def definition_for(definition_id: str, language: str) -> Definition | None:
     """The definition in the conversation's language, else in any language."""
     found = definitions_all()

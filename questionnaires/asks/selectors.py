@@ -128,3 +128,14 @@ def ask_any(*, conversation: Conversation) -> bool:
     return conversation.messages.filter(
         role=Role.ASSISTANT, metadata__has_key="ask_user_options"
     ).exists()
+
+
+def ask_open_for_drafts(conversation: Conversation, message_id: str) -> bool:
+    """Whether `message_id` names an ask of this conversation that can still be answered
+    (the registry's draft check)."""
+    if not (message_id.isascii() and message_id.isdigit()) or len(message_id) > 18:
+        return False
+    message = conversation.messages.filter(pk=int(message_id)).first()
+    if message is None or not is_ask(message) or answer_for_ask(ask_message=message) is not None:
+        return False
+    return ask_is_answerable(conversation=conversation, ask_message=message)

@@ -17,11 +17,12 @@ from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import AskInvalid, ask_validate
+from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch, pointer
 from questionnaires.drafts import draft_clear
-from questionnaires.guards import input_refuse_if_pending
+from questionnaires.registry import input_refuse_if_waiting
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
@@ -169,7 +170,7 @@ def structured_answer_submit(
     source, field, value, text, turn_id = _answer_fields(answer)
     if source == Source.EDIT:
         return slot_edit(conversation=conversation, field=field, value=value, text=text), True
-    input_refuse_if_pending(conversation=conversation)
+    input_refuse_if_waiting(conversation=conversation)
     if ask_message is None:
         ask_message = selectors.ask_find(conversation=conversation, turn_id=turn_id, field=field)
     ask = ask_message.metadata["ask_user_options"]
@@ -271,7 +272,7 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
-        draft_clear(conversation=conversation, card=f"ask:{ask_message.pk}")
+        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message
 
@@ -312,7 +313,10 @@ def _state_write(
 def slot_edit(
     *, conversation: Conversation, field: str, value: Any, text: str = ""
 ) -> StructuredAnswer:
-    """The user corrects a slot from the state panel: a new answer with source user_edit."""
+    """The user corrects a slot from the state panel (or `source: user_edit` over the API): a
+    new answer with source user_edit. Refused like any other input while a card holds the
+    conversation (409 `pending_interactive_form`, …)."""
+    input_refuse_if_waiting(conversation=conversation)
     ask = selectors.ask_for_field(conversation=conversation, field=field)
     if ask is None:
         raise ChatError(

@@ -1,4 +1,4 @@
-"""URL patterns for asks and the state panel; included by chat/urls.py."""
+"""URL patterns of asks and the state panel (chat/urls.py includes every kind's)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.urls import path
 
 from questionnaires.asks import api, views
 
-page_patterns = [
+urlpatterns = [
     path(
         "conversations/<int:conversation_id>/asks/<int:message_id>",
         views.ask_fragment,
@@ -25,7 +25,7 @@ page_patterns = [
     ),
 ]
 
-api_patterns = [
-    path("conversations/<int:conversation_id>/answers", views.api_answers, name="answers"),
+api_urlpatterns = [
+    path("conversations/<int:conversation_id>/answers", api.api_answers, name="answers"),
     path("conversations/<int:conversation_id>/asks", api.api_asks, name="asks"),
 ]

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -29,13 +28,15 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run
 from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
+from questionnaires.elicitations.links import MAX_URL, url_is_openable
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.presenter import card_key
+from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
+from questionnaires.protocol.elicitation_schema import schema_check
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
-MAX_URL = 4096
 Status = ElicitationStatus
 
 
@@ -52,29 +53,6 @@ class ElicitationRefused(ChatError):
     def __init__(self, code: str, message: str, *, elicitation: Elicitation | None = None):
         super().__init__(code, message, status=400)
         self.elicitation = elicitation
-
-
-def card_key(elicitation_id: int) -> str:
-    """The card's draft key (questionnaires.drafts)."""
-    return f"elic:{elicitation_id}"
-
-
-def url_is_openable(url: str) -> bool:
-    """Only absolute http(s) URLs with a host, no spaces or control characters."""
-    if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return False
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if host:
-            host.encode("idna")
-    except (ValueError, UnicodeError):
-        return False
-    return parts.scheme in ("http", "https") and bool(host)
-
-
-def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
-    return schema_check(elicitation.requested_schema).fields
 
 
 # --- opening ---------------------------------------------------------------------------

@@ -5,7 +5,6 @@ target=_blank; that tab gets a page that goes on to the link: the server never f
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -18,13 +17,12 @@ from django.views.decorators.http import require_POST
 from chat.core.errors import ChatError
 from chat.edge.forms import MessageForm
 from chat.edge.http import conversation_for_page
-from chat.edge.page import conversation_context
+from chat.edge.page import conversation_page
+from questionnaires.elicitations.kind import KIND
 from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
 from questionnaires.elicitations.selectors import elicitation_get
 from questionnaires.elicitations.services import elicitation_answer
-from questionnaires.registry import card_of
-
-CARD_TEMPLATE = "questionnaires/cards/elicitation.html"
+from questionnaires.registry import Refused
 
 
 @login_required
@@ -60,15 +58,12 @@ def elicitation_answer_view(
             return _opening(request, row)
     card = elicitation_card(row, draft=draft)
     if request.htmx:
-        return render(request, CARD_TEMPLATE, {"card": card}, status=status)
+        return render(request, KIND.card_template, {"card": card}, status=status)
     if status == 200:
         url = reverse("chat:conversation", args=[conversation.pk])
         return redirect(f"{url}#{card.dom_id}")
-    context = conversation_context(conversation=conversation, form=MessageForm())
-    context["items"] = [
-        replace(i, cards=(card_of("elicitation", card),)) if i.message.pk == row.message_id else i
-        for i in context["items"]
-    ]
+    refused = Refused(KIND.name, row.message_id, card)
+    context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
     return render(request, "chat/conversation.html", context, status=status)
 
 

@@ -8,6 +8,8 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message, Run
 
+TOOL_NAME = "interactive_form_question"  # the spec-003 tool whose calls open these forms
+
 
 class FormStatus(models.TextChoices):
     PENDING = "pending", _("Pending")

@@ -16,9 +16,12 @@ from typing import Any
 from django.urls import reverse
 
 from chat.core.models import Conversation, Message, Role
-from questionnaires.drafts import Drafts
-from questionnaires.forms.services import TOOL_NAME, forms_for_tool_calls
+from questionnaires.forms.models import TOOL_NAME
+from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
+from questionnaires.registry import Drafts
+
+DRAFT_PREFIX = "form"
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,19 @@ class FormCard:
     @property
     def dom_id(self) -> str:
         return f"form-{self.ask_id}"
+
+    @property
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.ask_id}"
+
+    @property
+    def live_state(self) -> str:
+        """ "f" while it waits: open tabs get it again, locked, once it is answered."""
+        return "f" if self.answerable else ""
+
+    @property
+    def answer_key(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -130,7 +146,7 @@ def form_cards_for(
 
 def _saved(ask_id: str, questions: list[dict[str, Any]], drafts: Drafts) -> FormDraft | None:
     """The pending form's saved draft (questionnaires.drafts) as the values it shows."""
-    fields = drafts.get(f"form:{ask_id}")
+    fields = drafts.get(f"{DRAFT_PREFIX}:{ask_id}")
     if fields is None:
         return None
     answers: dict[str, Any] = {}

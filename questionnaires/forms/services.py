@@ -24,10 +24,10 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import FormError
 from chat.core.models import Message
-from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.forms.models import TOOL_NAME, FormStatus, InteractiveForm
+from questionnaires.forms.selectors import form_pending
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 
-TOOL_NAME = "interactive_form_question"
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
 MAX_ANSWER_MESSAGE = 10_000
@@ -159,37 +159,6 @@ def form_attach_to_message(instance: Message) -> None:
         attached = True
     if attached:  # keep the saved instance in step with the row
         instance.metadata = Message.objects.get(pk=instance.pk).metadata
-
-
-# --- reading -----------------------------------------------------------------------------
-
-
-def form_pending(*, conversation_id: int) -> InteractiveForm | None:
-    return InteractiveForm.objects.filter(
-        conversation_id=conversation_id, status=FormStatus.PENDING
-    ).first()
-
-
-def form_for_tool_call(*, conversation_id: int, tool_use_id: str) -> InteractiveForm | None:
-    if not tool_use_id:
-        return None
-    return (
-        InteractiveForm.objects.select_related("message")
-        .filter(conversation_id=conversation_id, tool_use_id=tool_use_id)
-        .first()
-    )
-
-
-def forms_for_tool_calls(
-    *, conversation_id: int, tool_use_ids: list[str]
-) -> dict[str, InteractiveForm]:
-    """The forms of these tool calls, by tool call id (one query; for rendering)."""
-    if not tool_use_ids:
-        return {}
-    rows = InteractiveForm.objects.filter(
-        conversation_id=conversation_id, tool_use_id__in=tool_use_ids
-    )
-    return {form.tool_use_id: form for form in rows}
 
 
 # --- answering ---------------------------------------------------------------------------

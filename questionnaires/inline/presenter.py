@@ -28,6 +28,7 @@ from questionnaires.protocol import (
 )
 
 ASYNC_TOOL = "questionnaire_async"
+DRAFT_PREFIX = "q"  # draft keys of inline cards: q:<questionnaire id>
 
 CardMode = Literal["interactive", "answered", "closed", "refused", "preview"]
 
@@ -140,6 +141,10 @@ class CardView:
     @property
     def interactive(self) -> bool:
         return self.mode == "interactive"
+
+    @property
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.questionnaire_id}"
 
 
 @dataclass(frozen=True, slots=True)

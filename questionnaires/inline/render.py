@@ -46,7 +46,7 @@ Markdown = Callable[[str], str]
 # Makes the Markdown renderer of one message: every Markdown segment of a message shares
 # it, so a message's Markdown work is bounded however it is split (chat.rendering).
 MarkdownFactory = Callable[[], Markdown]
-CACHE_PREFIX = "qc:msg:v1"
+CACHE_PREFIX = "qc:msg:v2"  # v2: card forms carry their draft key
 CACHE_SECONDS = 60 * 60 * 24
 logger = logging.getLogger(__name__)
 

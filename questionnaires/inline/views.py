@@ -18,13 +18,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from chat.core import selectors
-from chat.core.errors import ChatError, NotFound, SubmitRefused
+from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
 from chat.edge.http import error_response, json_body
-from chat.edge.page import conversation_context, message_items_for
+from chat.edge.page import conversation_page, message_items_for
+from questionnaires.inline.kind import KIND
 from questionnaires.inline.presenter import Draft, answers_from_form
-from questionnaires.inline.services import questionnaire_answer, questionnaire_find
+from questionnaires.inline.selectors import questionnaire_find
+from questionnaires.inline.services import questionnaire_answer
+from questionnaires.registry import Refused
 
 
 @login_required
@@ -91,7 +94,7 @@ def _submitted(
         body = json_body(request)
         answers, other = body.get("answers", {}), body.get("other_text") or {}
         if not isinstance(answers, dict) or not isinstance(other, dict):
-            raise SubmitRefused(
+            raise ChatError(
                 "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
             )
         return str(body.get("questionnaire_id", "")), answers, other
@@ -122,7 +125,7 @@ def _refused(
     if refused.status == 404:
         raise Http404(refused.message)
     status = refused.status
-    shown: tuple[int, Draft] | None = None
+    shown: Refused | None = None
     notice = None
     if refused.code == "questionnaire_already_submitted":
         notice = {
@@ -134,9 +137,10 @@ def _refused(
             ),
         }
     else:
-        shown = (
-            message.pk,
-            replace(
+        shown = Refused(
+            kind=KIND.name,
+            message_id=message.pk,
+            value=replace(
                 draft,
                 code=refused.code,
                 message=refused.message,
@@ -145,9 +149,9 @@ def _refused(
             ),
         )
     if request.htmx:
-        (item,) = message_items_for(conversation=conversation, messages=[message], draft=shown)
+        (item,) = message_items_for(conversation=conversation, messages=[message], refused=shown)
         context = {"item": item, "notice": notice}
         return render(request, "chat/conversation.html#message", context, status=status)
-    context = conversation_context(conversation=conversation, form=MessageForm(), draft=shown)
+    context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)

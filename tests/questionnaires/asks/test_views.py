@@ -212,3 +212,38 @@ def test_an_ask_answer_waits_while_a_form_is_pending(api, external, make_ask):
     assert response.status_code == 409
     assert response.json()["error"] == "pending_interactive_form"
     assert not StructuredAnswer.objects.exists()
+
+
+def test_slot_edits_wait_while_a_form_is_pending(api, client_in, external, make_ask):
+    """Issue 25: a slot edit — `source: user_edit` over the API, or the state panel's edit —
+    is refused like every other input while a deferred form waits (409
+    `pending_interactive_form`), the panel showing the same two ways out; the state is
+    unchanged. Once the form is cancelled, the same edit goes through."""
+    from tests.questionnaires.forms.conftest import open_form
+
+    ask = make_ask()
+    client_in.post(f"/conversations/{external.pk}/asks/{ask.pk}/answer", {"value": "mild"})
+    _message, result = open_form(external)
+    before = StructuredAnswer.objects.count()
+    body = {"field": "pain_level", "value": "severe", "source": "user_edit", "turn_id": ""}
+    response = api.post(f"/api/v1/conversations/{external.pk}/answers", body)
+    assert response.status_code == 409
+    assert response.json()["error"] == "pending_interactive_form"
+    assert response.json()["details"]["ask_id"] == result["ask_id"]
+    url = f"/conversations/{external.pk}/state/pain_level"
+    panel = client_in.post(url, {"value": "severe"}, headers=HX)
+    html = panel.content.decode()
+    assert panel.status_code == 409
+    assert f'href="#form-{result["ask_id"]}"' in html  # Submit the form
+    assert 'name="status" value="cancelled"' in html and "Cancel the form" in html
+    page = client_in.post(url, {"value": "severe"})  # without JavaScript: the page
+    assert page.status_code == 409 and "Cancel the form" in page.content.decode()
+    assert StructuredAnswer.objects.count() == before
+    external.refresh_from_db()
+    assert external.state["consultation_state"]["pain_level"] == "mild"
+
+    cancel = {"status": "cancelled", "tool_use_id": "call_1", "ask_id": result["ask_id"]}
+    client_in.post(f"/conversations/{external.pk}/forms/answer", cancel, headers=HX)
+    assert client_in.post(url, {"value": "severe"}, headers=HX).status_code == 200
+    external.refresh_from_db()
+    assert external.state["consultation_state"]["pain_level"] == "severe"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.core.errors import SubmitRefused
+from chat.core.errors import ChatError
 from chat.core.models import Event, Message
 from chat.core.services import message_create
 from questionnaires.inline.services import questionnaire_answer
@@ -29,8 +29,8 @@ def submit(conversation, message, qid=None, answers=None, other_text=None, user=
     )
 
 
-def refusal(**kw) -> SubmitRefused:
-    with pytest.raises(SubmitRefused) as info:
+def refusal(**kw) -> ChatError:
+    with pytest.raises(ChatError) as info:
         submit(**kw)
     return info.value
 

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.core.models import Conversation, Message
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
+
+from chat.core.metadata import metadata_of, state_of
+from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import ask_widget, form_value
 from questionnaires.asks.references import reference_or_none
 from questionnaires.asks.state import state_view
-from questionnaires.drafts import Drafts
+from questionnaires.registry import AnswerSummary, Drafts, Panel
+
+DRAFT_PREFIX = "ask"
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,21 @@ class AskView:
     @property
     def dom_id(self) -> str:
         return f"ask-{self.message_id}"
+
+    @property
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.message_id}"
+
+    @property
+    def live_state(self) -> str:
+        """Always "": an open widget refreshes itself (it keeps what the person typed)."""
+        return ""
+
+    @property
+    def answer_key(self) -> str:
+        """Answers carry it too (`answer_summary`): two asks of a turn may be answered in
+        either order, and each answer shows under its own question."""
+        return f"{self.turn_id}:{self.ask.get('field', '')}"
 
     @property
     def scale_start(self) -> Any:
@@ -91,7 +113,7 @@ def ask_views(
             m,
             answerable=m.pk in open_ids,
             answer=answers.get(m.pk),
-            typed=_typed(drafts.get(f"ask:{m.pk}")) if m.pk in open_ids else "",
+            typed=_typed(drafts.get(f"{DRAFT_PREFIX}:{m.pk}")) if m.pk in open_ids else "",
         )
         for m in ask_messages
     }
@@ -187,11 +209,34 @@ def ask_cards_for(
     return {pk: [view] for pk, view in views.items()}
 
 
-def state_panel_for(*, conversation: Conversation) -> dict[str, Any] | None:
-    """The panel for conversations that collect structured state, else None."""
-    state = conversation.state or {}
+def state_panel_for(conversation: Conversation) -> Panel | None:
+    """The state panel for conversations that collect structured state, else None."""
+    state = state_of(conversation)
     if conversation.agent != "intake" and not any(
         k in state for k in ("consultation_state", "missing_slots")
     ):
         return None
-    return state_panel(conversation=conversation)
+    return Panel("chat/asks/state_panel.html", state_panel(conversation=conversation))
+
+
+def answer_summary(message: Message) -> AnswerSummary | None:
+    """An answer to an ask shows right under its question; a skip as a short line (the
+    model reads "Skipped: <question>")."""
+    answer = metadata_of(message).get("structured_answer")
+    if answer is None:
+        return None
+    key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("source") == "user_skipped":
+        return AnswerSummary(key, format_html('<p class="answer-skipped">{}</p>', _("Skipped")))
+    return AnswerSummary(key)
+
+
+def model_text(message: Message) -> str | None:
+    """A structured answer (spec 004) as the model reads it: the readable line the chat
+    shows, then the machine-readable envelope (`field`, `value`, `source`, …)."""
+    answer = metadata_of(message).get("structured_answer")
+    if answer is None or message.role != Role.USER:
+        return None
+    readable = message.display_content or str(answer.get("display_text") or "")
+    envelope = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    return f"{readable}\n<structured_answer>{envelope}</structured_answer>"
