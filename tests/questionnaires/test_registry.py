@@ -74,7 +74,10 @@ def test_a_toy_kind_renders_keeps_a_draft_holds_the_conversation_and_is_answered
     assert "Answered: a kite" in page and f'id="toy-{ask.pk}"' in page
     assert not CardDraft.objects.exists()
     registry.input_refuse_if_waiting(conversation=external)  # nothing waits any more
-    assert client_in.post(f"/conversations/{external.pk}/messages", {"content": "hi"}).status_code == 302
+    assert (
+        client_in.post(f"/conversations/{external.pk}/messages", {"content": "hi"}).status_code
+        == 302
+    )
 
     # the model never reads the toy's card message (Kind.model_sees=False)
     assert "favourite toy" not in str(context_messages(conversation=external))
