@@ -3,6 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db.models import Model
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import translation
 from django.utils.html import format_html, format_html_join
@@ -143,7 +145,7 @@ class RunAttemptInline(admin.TabularInline):
     fields = ("number", "worker", "task_id", "outcome", "started_at", "ended_at")
     readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -178,7 +180,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("prefix", "created_at", "last_used_at")
     search_fields = ("user__username", "name", "prefix")
 
-    def save_model(self, request, obj, form, change) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: ApiToken, form: forms.Form, change: bool
+    ) -> None:
         if not change:
             token, raw = api_token_create(user=obj.user, name=obj.name)
             obj.pk = token.pk
@@ -249,7 +253,7 @@ class McpServerForm(forms.ModelForm):
         return server
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # ModelForm's (the stubs leave it out)
         # Validate the headers and token that will be stored (model.clean reads them).
         headers = self.cleaned_data.get("headers_text")
         if headers is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, cast
 
 from django.core.asgi import get_asgi_application
 
@@ -50,7 +50,8 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     if stream_view is not None:
         await stream_asgi.serve(stream_view, scope, receive, send)
         return
-    await django_application(scope, receive, send)
+    # Django's handler is typed for plain dicts; ASGI servers pass them.
+    await django_application(cast(dict[str, Any], scope), receive, cast(Any, send))
 
 
 async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:

@@ -207,7 +207,7 @@ class MarkdownBudget:
             self.steps = 0
             return _escaped(text)
         self.steps = env[_STEPS]
-        return mark_safe(html)  # noqa: S308 - markdown-it escapes all raw HTML
+        return mark_safe(str(html))  # noqa: S308 - markdown-it escapes all raw HTML
 
 
 def markdown_to_html(text: str) -> SafeString:

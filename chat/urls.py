@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
-from django.utils.module_loading import import_module
 
 from chat.edge import api, run_identity_api, runs, views
 from chat.skills import api as skills_api

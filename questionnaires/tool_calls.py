@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
+from chat.core.metadata import MessageMetadata
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import message_create
 from questionnaires.forms.services import form_attach_to_message
@@ -22,7 +23,7 @@ def assistant_message_create(
     conversation: Conversation,
     content: str,
     tool_calls: list[dict[str, Any]],
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
     readonly: bool = False,
     run: Run | None = None,
 ) -> Message:

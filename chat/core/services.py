@@ -7,11 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import MessageMetadata
 from chat.core.models import (
     AgentKind,
     ApiToken,
@@ -69,7 +71,7 @@ def event_prune_deltas(*, older_than: float) -> int:
 
 
 def conversation_create(
-    *, owner, title: str = "", agent: str | None = None, language: str = "en"
+    *, owner: User, title: str = "", agent: str | None = None, language: str = "en"
 ) -> Conversation:
     agent = agent or settings.CHAT_DEFAULT_AGENT
     if agent not in AgentKind.values:
@@ -124,7 +126,7 @@ def message_create(
     tool_call_id: str = "",
     readonly: bool = False,
     hidden: bool = False,
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
     run: Run | None = None,
 ) -> Message:
     """Append a message with the next sequence number and tell open tabs about it."""
@@ -179,7 +181,7 @@ def answer_post(
     conversation: Conversation,
     content: str,
     display_content: str = "",
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
     lock_event: dict[str, Any] | None = None,
 ) -> Message:
     """Where every way of answering ends: post the user message, lock the answered card in
@@ -206,7 +208,7 @@ def answer_post(
 # --- API tokens --------------------------------------------------------------------------
 
 
-def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+def api_token_create(*, user: User, name: str = "") -> tuple[ApiToken, str]:
     """Create a token; the raw value is returned once and only its hash is stored."""
     raw = "qc_" + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name, key_hash=hash_token(raw), prefix=raw[:10])

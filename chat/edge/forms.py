@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.conf import settings
 from django.http import QueryDict
@@ -23,12 +25,12 @@ class ConversationCreateForm(forms.Form):
         """`intake_choices`: (id, title) of the intake definitions to offer."""
         super().__init__(data)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
-        choices = intake_choices
-        self.fields["intake"].choices = [("", _("Ask me in the chat")), *choices]
-        self.fields["intake"].initial = choices[0][0] if choices else ""
+        intake = cast(forms.ChoiceField, self.fields["intake"])
+        intake.choices = [("", _("Ask me in the chat")), *intake_choices]
+        intake.initial = intake_choices[0][0] if intake_choices else ""
 
     def clean_agent(self) -> str:
-        agent = self.cleaned_data["agent"]
+        agent = str(self.cleaned_data["agent"])
         if agent == AgentKind.OPENAI and not llm_configured():
             raise forms.ValidationError(
                 _("No model endpoint is configured on this server, so this agent can’t answer."),
@@ -50,7 +52,7 @@ class MessageForm(forms.Form):
     )
 
     def clean_content(self) -> str:
-        content = self.cleaned_data["content"]
+        content = str(self.cleaned_data["content"])
         if not content.strip():
             raise forms.ValidationError(_("Type a message first."), code="message_empty")
         limit = settings.CHAT_MAX_MESSAGE_CHARS

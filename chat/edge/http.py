@@ -9,13 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
+from django_htmx.middleware import HtmxDetails
 
 from chat.core.errors import ChatError, NotFound
 from chat.core.identity import is_skill_token
@@ -41,7 +43,7 @@ def bearer_token(request: HttpRequest) -> str | None:
     return bearer_from_header(request.headers.get("Authorization"))
 
 
-def user_for_api_token(raw: str):
+def user_for_api_token(raw: str) -> User | None:
     try:
         token = ApiToken.objects.select_related("user").get(key_hash=hash_token(raw))
     except ApiToken.DoesNotExist:
@@ -191,10 +193,24 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
     return decorator
 
 
+class HtmxRequest(HttpRequest):
+    """A page request as django-htmx's middleware leaves it (`request.htmx`)."""
+
+    htmx: HtmxDetails
+
+
+def signed_in(request: HttpRequest) -> User:
+    """The person a page or API view serves (behind `login_required` or `api_view`)."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied
+    return user
+
+
 def conversation_for_page(request: HttpRequest, conversation_id: int) -> Conversation:
     """The signed-in user's conversation for a page or htmx view; anyone else's is a 404."""
     try:
-        return conversation_get_for_user(user=request.user, conversation_id=conversation_id)
+        return conversation_get_for_user(user=signed_in(request), conversation_id=conversation_id)
     except NotFound:
         raise Http404() from None
 

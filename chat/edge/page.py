@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Max
 from django.forms import Form
 from django.urls import reverse
@@ -266,7 +266,7 @@ class Sidebar:
     current_id: int | None
 
 
-def sidebar(*, user: AbstractBaseUser, current_id: int | None = None, query: str = "") -> Sidebar:
+def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Sidebar:
     """The user's conversations, newest first, grouped Today / Yesterday / Previous 7 days
     / Earlier, each with a relative date; ``query`` filters by title (no-JS search; with
     JavaScript the list filters as you type)."""

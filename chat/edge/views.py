@@ -8,7 +8,6 @@ from contextlib import suppress
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import (
-    HttpRequest,
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
@@ -25,7 +24,7 @@ from chat.core import services
 from chat.core.errors import ChatError
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
-from chat.edge.http import conversation_for_page
+from chat.edge.http import HtmxRequest, conversation_for_page, signed_in
 from chat.edge.page import (
     conversation_page,
     llm_configured,
@@ -41,10 +40,10 @@ from questionnaires import drafts
 from questionnaires.asks.definitions import conversation_definition, definition_choices
 
 
-def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
+def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
     context = {
         "form": form,
-        "sidebar": sidebar(user=request.user, query=request.GET.get("q", "")),
+        "sidebar": sidebar(user=signed_in(request), query=request.GET.get("q", "")),
         "llm_ready": llm_configured(),
     }
     return render(request, "chat/conversation_list.html", context, status=status)
@@ -57,19 +56,19 @@ def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
 
 @login_required
 @require_GET
-def conversation_list(request: HttpRequest) -> HttpResponse:
+def conversation_list(request: HtmxRequest) -> HttpResponse:
     """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
     return _home(request, _create_form())
 
 
 @login_required
 @require_POST
-def conversation_create(request: HttpRequest) -> HttpResponse:
+def conversation_create(request: HtmxRequest) -> HttpResponse:
     form = _create_form(request.POST)
     if not form.is_valid():
         return _home(request, form, status=400)
     conversation = services.conversation_create(
-        owner=request.user,
+        owner=signed_in(request),
         title=form.cleaned_data["title"],
         agent=form.cleaned_data["agent"],
         language=request.LANGUAGE_CODE,
@@ -83,7 +82,7 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_detail(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     context = conversation_page(conversation=conversation, form=MessageForm())
     return render(request, "chat/conversation.html", context)
@@ -91,7 +90,7 @@ def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpRespo
 
 @login_required
 @require_POST
-def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     form = MessageForm(request.POST)
     status = 200
@@ -128,7 +127,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def conversation_rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     form = ConversationRenameForm(request.POST)
     if form.is_valid():
@@ -141,7 +140,7 @@ def conversation_rename(request: HttpRequest, conversation_id: int) -> HttpRespo
 
 @login_required
 @require_POST
-def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_delete(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Delete one of the user's own conversations (anyone else's is a 404)."""
     conversation = conversation_for_page(request, conversation_id)
     gone = reverse("chat:conversation", args=[conversation.pk])
@@ -150,7 +149,7 @@ def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpRespo
     return redirect(reverse("chat:conversation_list") if target.startswith(gone) else target)
 
 
-def _next(request: HttpRequest, default: str) -> str:
+def _next(request: HtmxRequest, default: str) -> str:
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -161,7 +160,7 @@ def _next(request: HttpRequest, default: str) -> str:
 
 @login_required
 @require_GET
-def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def message_list_fragment(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Messages after `?after=SEQ`, as HTML: what a live tab appends on `message_done`."""
     conversation = conversation_for_page(request, conversation_id)
     try:
@@ -176,13 +175,13 @@ def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpRes
 
 @login_required
 @require_POST
-def draft_save(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def draft_save(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """An open card's fields, posted as the person types (static/js/drafts.js, debounced):
     204, or the refusal's message with its status and code (`X-Error-Code`)."""
     conversation = conversation_for_page(request, conversation_id)
     try:
         drafts.draft_save(
-            user_id=request.user.pk,
+            user_id=signed_in(request).pk,
             conversation=conversation,
             card=request.POST.get("card_key", ""),
             pairs=request.POST.lists(),
@@ -198,7 +197,7 @@ def draft_save(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 
 @require_http_methods(["GET"])
-async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+async def conversation_events(request: HtmxRequest, conversation_id: int) -> HttpResponseBase:
     last = parse_last_event_id(
         request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
     )
@@ -216,13 +215,13 @@ async def conversation_events(request: HttpRequest, conversation_id: int) -> Htt
 
 
 @require_GET
-def livez(request: HttpRequest) -> HttpResponse:
+def livez(request: HtmxRequest) -> HttpResponse:
     """Liveness: the process answers (no dependencies touched)."""
     return HttpResponse("ok", content_type="text/plain")
 
 
 @require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
+def healthz(request: HtmxRequest) -> JsonResponse:
     """Liveness for load balancers: the database and the channel layer answer."""
     report = health_report()
     return JsonResponse(report, status=200 if report["ok"] else 503)

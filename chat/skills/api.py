@@ -59,7 +59,7 @@ def skill_update(request: HttpRequest, skill_id: int) -> JsonResponse:
     if request.content_type == "multipart/form-data":
         # Django parses multipart bodies for POST only; parse this PUT the same way.
         request.method = "POST"
-        request._load_post_and_files()  # type: ignore[attr-defined]
+        request._load_post_and_files()
         request.method = "PUT"
     fields, archive = skills.skill_fields_from_request(request)
     skill = skills.skill_update(

@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
-from chat.edge.http import api_view, json_body
+from chat.edge.http import api_view, json_body, signed_in
 from questionnaires.asks import services
 from questionnaires.asks.ask_requests import ask_post
 from questionnaires.asks.models import StructuredAnswer
@@ -18,7 +18,7 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
     """`POST /api/v1/conversations/<id>/asks` `{"payload", "reference"?, "text"?}`
     → 201 `{"message_id", "turn_id"}`; 400 `ask_invalid` lists every problem."""
     conversation = chat_selectors.conversation_get_for_user(
-        user=request.user, conversation_id=conversation_id
+        user=signed_in(request), conversation_id=conversation_id
     )
     body = json_body(request)
     message = ask_post(
@@ -36,7 +36,7 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
 def api_answers(request: HttpRequest, conversation_id: int) -> JsonResponse:
     """`POST /api/v1/conversations/<id>/answers` with a spec-004 `structured_answer`."""
     conversation = chat_selectors.conversation_get_for_user(
-        user=request.user, conversation_id=conversation_id
+        user=signed_in(request), conversation_id=conversation_id
     )
     row, created = services.structured_answer_submit(
         conversation=conversation, answer=json_body(request)

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from chat.core.metadata import AskPayload
 from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
 
@@ -61,7 +62,7 @@ class Slot:
     label: str
     required: bool
     order: int
-    ask: dict[str, Any]
+    ask: AskPayload
     when: dict[str, Any] | None = None
     reference: dict[str, str] | None = None
 
@@ -247,7 +248,7 @@ def conversation_definition(conversation: Any) -> Definition | None:
     return definition_for(chosen, conversation.language) if chosen else None
 
 
-def slot_ask_for_conversation(conversation: Any, field_name: str) -> dict[str, Any] | None:
+def slot_ask_for_conversation(conversation: Any, field_name: str) -> AskPayload | None:
     definition = conversation_definition(conversation)
     slot = definition.slot(field_name) if definition else None
     return slot.ask if slot else None

@@ -12,6 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from chat.core.metadata import AskOption, AskPayload
 from questionnaires.asks.payloads import scale_value
 
 CONFIDENCE_CLICK = 1.0
@@ -50,7 +51,7 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def extract(ask: dict[str, Any], text: str) -> Extraction | None:
+def extract(ask: AskPayload, text: str) -> Extraction | None:
     """The value `text` gives for `ask`, or None when it can't be read confidently."""
     if not text.strip():
         return None
@@ -63,14 +64,14 @@ def extract(ask: dict[str, Any], text: str) -> Extraction | None:
     return None
 
 
-def _names(option: dict[str, Any]) -> list[str]:
+def _names(option: AskOption) -> list[str]:
     names = [option["label"], *option.get("synonyms", [])]
     if isinstance(option["value"], str):
         names.append(option["value"].replace("_", " "))
     return [n for n in (normalize(name) for name in names) if n]
 
 
-def _options(ask: dict[str, Any], text: str) -> Extraction | None:
+def _options(ask: AskPayload, text: str) -> Extraction | None:
     said = normalize(text)
     exact = [o for o in ask["options"] if said in _names(o)]
     if len(exact) == 1:
@@ -95,7 +96,7 @@ def _options(ask: dict[str, Any], text: str) -> Extraction | None:
     return Extraction(option["value"], option["label"], CONFIDENCE_CONTAINED)
 
 
-def _boolean(ask: dict[str, Any], text: str) -> Extraction | None:
+def _boolean(ask: AskPayload, text: str) -> Extraction | None:
     said = normalize(text)
     yes, no = ask["options"][0], ask["options"][1]
     if said in YES_WORDS:
@@ -112,7 +113,7 @@ def _boolean(ask: dict[str, Any], text: str) -> Extraction | None:
     return None
 
 
-def _scale(ask: dict[str, Any], text: str) -> Extraction | None:
+def _scale(ask: AskPayload, text: str) -> Extraction | None:
     text = unicodedata.normalize("NFKC", text)
     # "7/10", "7 out of 10", "满分10分打7": the scale's own maximum is not the answer.
     top = re.escape(str(ask["max"]))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import metadata_of, state_of
+from chat.core.metadata import AskPayload, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import conversation_definition
@@ -30,7 +30,7 @@ class AskView:
     conversation_id: int
     message_id: int
     turn_id: str
-    ask: dict[str, Any]
+    ask: AskPayload
     widget: str
     answerable: bool
     answer: StructuredAnswer | None = None
@@ -119,7 +119,7 @@ def ask_views(
     }
 
 
-def _typed(fields: dict[str, list[str]] | None) -> str:
+def _typed(fields: Mapping[str, Sequence[str]] | None) -> str:
     values = (fields or {}).get("text") or [""]
     return values[-1]
 
@@ -146,7 +146,7 @@ class SlotRow:
     display: str
     confidence: float | None
     raw_text: str
-    ask: dict[str, Any] | None
+    ask: AskPayload | None
     options: list[dict[str, Any]]
     current: str
 

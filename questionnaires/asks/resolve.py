@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload
 from questionnaires.asks.extract import (
     CONFIDENCE_CLICK,
     CONFIDENCE_EXACT,
@@ -31,7 +32,7 @@ class Resolved:
     extracted: bool = False
 
 
-def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
+def _refuse(ask: AskPayload, value: Any) -> ChatError:
     return ChatError(
         "answer_value_invalid",
         _("“%(value)s” is not one of the offered answers for “%(question)s”.")
@@ -40,7 +41,7 @@ def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
     )
 
 
-def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
+def _resolve_click(ask: AskPayload, value: Any) -> Resolved | None:
     if ask["type"] == "scale":
         number = scale_value(ask, value)
         return None if number is None else Resolved(number, str(number), CONFIDENCE_CLICK)
@@ -50,7 +51,7 @@ def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
     return Resolved(option["value"], option["label"], CONFIDENCE_CLICK)
 
 
-def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
+def _resolve_text(ask: AskPayload, text: str) -> Resolved | None:
     text = text.strip()
     if not text:
         raise ChatError("answer_text_required", _("Type an answer first."))
@@ -70,7 +71,7 @@ def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
     return None
 
 
-def answer_resolve(ask: dict[str, Any], *, source: str, value: Any, text: str) -> Resolved | None:
+def answer_resolve(ask: AskPayload, *, source: str, value: Any, text: str) -> Resolved | None:
     """Value, readable text and confidence of an answer; ChatError when it is refused."""
     if source == Source.SKIPPED:
         return None

@@ -8,6 +8,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks.definitions import slot_ask_for_conversation
 from questionnaires.asks.models import StructuredAnswer
@@ -108,7 +109,7 @@ def ask_pending_before(*, conversation: Conversation, seq: int | None) -> list[M
     return [m for m in tail if m.pk in ids and m.pk not in answered]
 
 
-def ask_for_field(*, conversation: Conversation, field: str) -> dict[str, Any] | None:
+def ask_for_field(*, conversation: Conversation, field: str) -> AskPayload | None:
     """The payload that describes `field`: its latest ask, else the intake definition's."""
     asks = conversation.messages.filter(role=Role.ASSISTANT).order_by("-seq")
     for message in asks.only("metadata", "role")[:200]:

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import answer_post, event_emit, message_create
 from questionnaires.asks import selectors
@@ -73,7 +74,7 @@ def ask_create(
         return None
     knowledge = _reference_checked(conversation, ask, reference, run)
     turn_id = turn_id or new_turn_id()
-    metadata: dict[str, Any] = {"ask_user_options": ask, "turn_id": turn_id}
+    metadata: MessageMetadata = {"ask_user_options": ask, "turn_id": turn_id}
     if knowledge is not None:
         metadata["knowledge_reference"] = knowledge
     with transaction.atomic():
@@ -116,7 +117,7 @@ def ask_create(
 
 
 def _reference_checked(
-    conversation: Conversation, ask: dict[str, Any], reference: Any, run: Run | None
+    conversation: Conversation, ask: AskPayload, reference: Any, run: Run | None
 ) -> dict[str, str] | None:
     """The normalized reference; a malformed one becomes an `error` event and None."""
     if reference is None:
@@ -199,7 +200,7 @@ def structured_answer_submit(
 
 
 def _again(
-    existing: StructuredAnswer, ask: dict[str, Any], *, source: str, value: Any, text: str
+    existing: StructuredAnswer, ask: AskPayload, *, source: str, value: Any, text: str
 ) -> StructuredAnswer:
     """The recorded answer when this one says the same; 409 when it says something else."""
     try:
@@ -221,7 +222,7 @@ def _again(
     return existing
 
 
-def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> str:
+def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
     if resolved is None:
         return _("Skipped: %(question)s") % {"question": ask["question"]}
     if source == Source.FREE_TEXT:
@@ -232,13 +233,13 @@ def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> st
 def _answer_write(
     conversation: Conversation,
     ask_message: Message,
-    ask: dict[str, Any],
+    ask: AskPayload,
     source: str,
     resolved: Resolved | None,
     text: str,
 ) -> tuple[StructuredAnswer, Message]:
     turn_id = ask_message.metadata.get("turn_id", "")
-    envelope = {
+    envelope: StructuredAnswerEnvelope = {
         "type": "structured_answer",
         "field": ask["field"],
         "value": resolved.value if resolved else None,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation
+from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
-from chat.edge.http import conversation_for_page
+from chat.edge.http import HtmxRequest, conversation_for_page
 from chat.edge.page import conversation_page, refusal_view
 from questionnaires.asks import selectors, services
 from questionnaires.asks.kind import KIND
@@ -25,7 +25,7 @@ ACTIONS = {
 }
 
 
-def _ask(conversation: Conversation, message_id: int):
+def _ask(conversation: Conversation, message_id: int) -> Message:
     try:
         return selectors.ask_get(conversation=conversation, message_id=message_id)
     except ChatError:
@@ -34,7 +34,7 @@ def _ask(conversation: Conversation, message_id: int):
 
 @login_required
 @require_GET
-def ask_fragment(request: HttpRequest, conversation_id: int, message_id: int) -> HttpResponse:
+def ask_fragment(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
     """One ask widget, current state: open tabs refresh it when something was answered."""
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
@@ -48,7 +48,7 @@ def ask_fragment(request: HttpRequest, conversation_id: int, message_id: int) ->
 
 @login_required
 @require_POST
-def ask_answer(request: HttpRequest, conversation_id: int, message_id: int) -> HttpResponse:
+def ask_answer(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
     action = request.POST.get("action", "option")
@@ -81,7 +81,7 @@ def ask_answer(request: HttpRequest, conversation_id: int, message_id: int) -> H
 
 @login_required
 @require_GET
-def state_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def state_fragment(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     context = {"panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/state_panel.html#body", context)
@@ -89,7 +89,7 @@ def state_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def slot_edit(request: HttpRequest, conversation_id: int, field: str) -> HttpResponse:
+def slot_edit(request: HtmxRequest, conversation_id: int, field: str) -> HttpResponse:
     """Correct a slot from the side panel: a new structured answer with source user_edit."""
     conversation = conversation_for_page(request, conversation_id)
     status, context_extra = 200, {}

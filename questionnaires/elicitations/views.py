@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
 from chat.edge.forms import MessageForm
-from chat.edge.http import conversation_for_page
+from chat.edge.http import HtmxRequest, conversation_for_page
 from chat.edge.page import conversation_page
 from questionnaires.elicitations.kind import KIND
 from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
@@ -28,7 +28,7 @@ from questionnaires.registry import Refused
 @login_required
 @require_POST
 def elicitation_answer_view(
-    request: HttpRequest, conversation_id: int, elicitation_id: int
+    request: HtmxRequest, conversation_id: int, elicitation_id: int
 ) -> HttpResponse:
     """`action` = accept | decline | cancel, plus the form's `answer-<field>` values."""
     conversation = conversation_for_page(request, conversation_id)
@@ -67,7 +67,7 @@ def elicitation_answer_view(
     return render(request, "chat/conversation.html", context, status=status)
 
 
-def _opening(request: HttpRequest, row: Any) -> HttpResponse:
+def _opening(request: HtmxRequest, row: Any) -> HttpResponse:
     """The Open form's new tab: a page that goes on to the link (a redirect would break
     the CSP's form-action 'self'), telling the site nothing about the chat."""
     context = {"card": elicitation_card(row), "url": row.url}

@@ -16,7 +16,7 @@ from typing import Any
 from django.urls import reverse
 
 from chat.core.models import Conversation, Message, Role
-from questionnaires.forms.models import TOOL_NAME
+from questionnaires.forms.models import TOOL_NAME, InteractiveForm
 from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
 from questionnaires.registry import Drafts
@@ -156,7 +156,13 @@ def _saved(ask_id: str, questions: list[dict[str, Any]], drafts: Drafts) -> Form
     return FormDraft(answers=answers)
 
 
-def _card(conversation, message, form, questions, draft: FormDraft | None) -> FormCard:
+def _card(
+    conversation: Conversation,
+    message: Message,
+    form: InteractiveForm,
+    questions: list[dict[str, Any]],
+    draft: FormDraft | None,
+) -> FormCard:
     pending = form.status == "pending"
     if pending:
         values = draft.answers if draft else {q["id"]: q["default"] for q in questions}

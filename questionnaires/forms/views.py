@@ -6,16 +6,17 @@ entry point, which also serves the JSON API), render the card or the composer.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.metadata import Json
 from chat.core.models import Conversation
 from chat.edge.forms import MessageForm
-from chat.edge.http import conversation_for_page
+from chat.edge.http import HtmxRequest, conversation_for_page
 from questionnaires.forms.answers import interactive_form_answer
 from questionnaires.forms.presenter import FormCard, FormDraft, form_cards_for
 from questionnaires.forms.selectors import form_for_tool_call, form_pending
@@ -25,7 +26,7 @@ CARD_TEMPLATE = "questionnaires/cards/interactive_form.html"
 
 @login_required
 @require_POST
-def interactive_form_answer_view(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def interactive_form_answer_view(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Submit (`status=answered`) or cancel (`status=cancelled`) the pending form."""
     conversation = conversation_for_page(request, conversation_id)
     status = "cancelled" if request.POST.get("status") == "cancelled" else "answered"
@@ -51,7 +52,7 @@ def interactive_form_answer_view(request: HttpRequest, conversation_id: int) -> 
 @login_required
 @require_POST
 def interactive_form_cancel_and_send_view(
-    request: HttpRequest, conversation_id: int
+    request: HtmxRequest, conversation_id: int
 ) -> HttpResponse:
     """The composer's "Cancel the form and send this text": the typed text goes with the
     cancellation, so the model reads it as the form's tool result and nothing is lost."""
@@ -89,20 +90,31 @@ def _card(conversation: Conversation, tool_use_id: str, draft: FormDraft | None)
     if form is None or form.message is None:
         return None
     cards = form_cards_for(conversation=conversation, messages=[form.message], draft=draft)
-    return next((c for c in cards.get(form.message_id, []) if c.tool_use_id == tool_use_id), None)
+    return next((c for c in cards.get(form.message.pk, []) if c.tool_use_id == tool_use_id), None)
 
 
-def _payload_from_post(post: QueryDict, *, status: str, message: str = "") -> dict[str, Json]:
+class FormPost(TypedDict):
+    """The spec-003 answer payload a card's HTML form makes (checked like any other)."""
+
+    type: str
+    tool_use_id: str
+    ask_id: str
+    status: str
+    answers: dict[str, str | list[str]]
+    message: str
+
+
+def _payload_from_post(post: QueryDict, *, status: str, message: str = "") -> FormPost:
     """The answer payload of the card's HTML form (`answer-<question id>` fields)."""
-    answers: dict[str, Json] = {}
+    answers: dict[str, str | list[str]] = {}
     for key in post:
         if key.startswith("answer-"):
             values = post.getlist(key)
             answers[key.removeprefix("answer-")] = values[0] if len(values) == 1 else values
     return {
         "type": "interactive_form_question",
-        "tool_use_id": post.get("tool_use_id", ""),
-        "ask_id": post.get("ask_id", ""),
+        "tool_use_id": str(post.get("tool_use_id", "")),
+        "ask_id": str(post.get("ask_id", "")),
         "status": status,
         "answers": answers if status == "answered" else {},
         "message": message,

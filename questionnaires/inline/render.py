@@ -10,6 +10,7 @@ language), so long conversations are not re-parsed on every view.  No database a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -148,7 +149,9 @@ def render_message(
                 message,
                 segment.raw,
                 n,
-                lambda s=segment: _segment_html(s, message, state, render_md, draft, interactive),
+                functools.partial(
+                    _segment_html, segment, message, state, render_md, draft, interactive
+                ),
             )
         )
     for call_id in async_calls(message.tool_calls):
@@ -165,7 +168,7 @@ def render_message(
                     message,
                     raw or "",
                     call_id,
-                    lambda q=result: _card_html(q, message, state, draft, interactive),
+                    functools.partial(_card_html, result, message, state, draft, interactive),
                 )
             )
         else:

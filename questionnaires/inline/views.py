@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
@@ -21,19 +21,20 @@ from chat.core import selectors
 from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
-from chat.edge.http import error_response, json_body
+from chat.edge.http import HtmxRequest, error_response, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
 from questionnaires.inline.presenter import Draft, answers_from_form
 from questionnaires.inline.selectors import questionnaire_find
 from questionnaires.inline.services import questionnaire_answer
+from questionnaires.protocol import ProtocolError
 from questionnaires.registry import Refused
 
 
 @login_required
 @require_POST
 def questionnaire_submit_view(
-    request: HttpRequest, conversation_id: int, message_id: int
+    request: HtmxRequest, conversation_id: int, message_id: int
 ) -> HttpResponse:
     """POST a card's answers (htmx, plain form, or JSON ``{questionnaire_id, answers,
     other_text}``).  Another user's conversation or an unknown card is a 404."""
@@ -51,7 +52,7 @@ def questionnaire_submit_view(
             questionnaire_id=questionnaire_id,
             answers=answers,
             other_text=other_text,
-            user=request.user,
+            user=signed_in(request),
             lang=lang,
         )
     except ChatError as refused:
@@ -69,16 +70,16 @@ def questionnaire_submit_view(
     return render(request, "questionnaires/submit_done.html", context)
 
 
-def _wants_json(request: HttpRequest) -> bool:
+def _wants_json(request: HtmxRequest) -> bool:
     return request.content_type == "application/json"
 
 
 def _card_message(
-    request: HttpRequest, conversation_id: int, message_id: int
+    request: HtmxRequest, conversation_id: int, message_id: int
 ) -> tuple[Conversation, Message]:
     try:
         conversation = selectors.conversation_get_for_user(
-            user=request.user, conversation_id=conversation_id
+            user=signed_in(request), conversation_id=conversation_id
         )
         message = selectors.message_get(conversation=conversation, message_id=message_id)
     except NotFound:
@@ -87,7 +88,7 @@ def _card_message(
 
 
 def _submitted(
-    request: HttpRequest, conversation: Conversation, message: Message, lang: str
+    request: HtmxRequest, conversation: Conversation, message: Message, lang: str
 ) -> tuple[str, dict[str, Any], dict[str, str]]:
     """(questionnaire id, answers by question id, other text by question id)."""
     if _wants_json(request):
@@ -110,7 +111,7 @@ def _submitted(
 
 
 def _refused(
-    request: HttpRequest,
+    request: HtmxRequest,
     conversation: Conversation,
     message: Message,
     draft: Draft,
@@ -144,7 +145,7 @@ def _refused(
                 draft,
                 code=refused.code,
                 message=refused.message,
-                errors=refused.errors,
+                errors=tuple(e for e in refused.errors if isinstance(e, ProtocolError)),
                 still_interactive=refused.code == "answer_invalid",
             ),
         )
