@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
+from questionnaires.protocol.jsontypes import Json
+
 if TYPE_CHECKING:
     from chat.core.models import Conversation, Message
-
-# A JSON value as stored in a JSONField.
-Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
 
 
 # --- Message.metadata ------------------------------------------------------------------

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -26,11 +26,12 @@ from chat.core.models import (
 )
 from chat.core.realtime import wake
 from chat.core.runs import run_request
+from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
 
 
-def event_emit(*, conversation_id: int, name: str, data: dict[str, Any]) -> Event:
+def event_emit(*, conversation_id: int, name: str, data: Mapping[str, object]) -> Event:
     """Persist a stream event and wake every listener once the transaction commits.
 
     Listeners read the events themselves (by id, from the database), so a wake-up that is
@@ -122,7 +123,7 @@ def message_create(
     role: str,
     content: str = "",
     display_content: str = "",
-    tool_calls: list[dict[str, Any]] | None = None,
+    tool_calls: Sequence[Mapping[str, JsonValue]] | None = None,
     tool_call_id: str = "",
     readonly: bool = False,
     hidden: bool = False,
@@ -182,7 +183,7 @@ def answer_post(
     content: str,
     display_content: str = "",
     metadata: MessageMetadata | None = None,
-    lock_event: dict[str, Any] | None = None,
+    lock_event: Mapping[str, object] | None = None,
 ) -> Message:
     """Where every way of answering ends: post the user message, lock the answered card in
     every open tab (`card_locked` with `lock_event`), and request the next agent turn.

@@ -6,13 +6,12 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
@@ -25,8 +24,12 @@ from chat.core.models import ApiToken, Conversation, hash_token
 from chat.core.selectors import conversation_get_for_user
 from chat.core.services import api_token_touch
 from chat.core.text import text_problem
+from questionnaires.protocol.jsontypes import JsonObject
 
 logger = logging.getLogger(__name__)
+
+# A JSON API view: the request, then its URL's ids.
+ApiView = Callable[..., HttpResponse]
 
 
 def bearer_from_header(value: str | None) -> str | None:
@@ -61,7 +64,7 @@ def error_response(error: ChatError) -> JsonResponse:
     return response
 
 
-def json_body(request: HttpRequest) -> dict[str, Any]:
+def json_body(request: HttpRequest) -> JsonObject:
     """The request's JSON object, or a ChatError: 413 `request_too_large`, 400
     `invalid_json` (not UTF-8, not JSON, not an object), `json_too_deep` or `text_invalid`
     (a NUL or lone surrogate anywhere; `details.path` names it)."""
@@ -155,16 +158,16 @@ def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
         )
 
 
-def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def api_view(methods: tuple[str, ...]) -> Callable[[ApiView], ApiView]:
     """Decorate a JSON API view: bearer auth, allowed methods, errors as JSON.
 
     The wrapped view gets `request.user` set to the token's user and may raise ChatError.
     """
 
-    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
+    def decorator(view: ApiView) -> ApiView:
         @csrf_exempt
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        def wrapper(request: HttpRequest, *args: int, **kwargs: int) -> HttpResponse:
             try:
                 bad_token_check(request)
                 raw = bearer_token(request)
@@ -224,10 +227,10 @@ class RequestGuardMiddleware:
     Every response to a signed-in person is `Cache-Control: no-store` (a conversation
     must never come back from a shared or back-button cache after logout)."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method == "POST" and not request.path_info.startswith("/api/"):
             refused = request_problem(request)
             if refused is not None:
@@ -248,10 +251,10 @@ SKILL_ENDPOINTS = frozenset({"api:skills", "api:skill_upload", "api:skill_update
 class SkillTokenScopeMiddleware:
     """401 `skill_token_not_allowed` for a skill identity token outside the skill API."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if is_skill_token(bearer_token(request) or "") and not _is_skill_endpoint(
             request.path_info
         ):

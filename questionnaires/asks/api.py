@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
@@ -11,6 +9,7 @@ from chat.edge.http import api_view, json_body, signed_in
 from questionnaires.asks import services
 from questionnaires.asks.ask_requests import ask_post
 from questionnaires.asks.models import StructuredAnswer
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 @api_view(("POST",))
@@ -54,7 +53,7 @@ def api_answers(request: HttpRequest, conversation_id: int) -> JsonResponse:
     )
 
 
-def answer_json(row: StructuredAnswer) -> dict[str, Any]:
+def answer_json(row: StructuredAnswer) -> dict[str, JsonValue]:
     return {
         "id": row.pk,
         "type": "structured_answer",

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
 
 from chat.core.metadata import AskOption, AskPayload
 from questionnaires.asks.payloads import scale_value
+from questionnaires.protocol.jsontypes import Json
 
 CONFIDENCE_CLICK = 1.0
 CONFIDENCE_EXACT = 0.9  # the reply is exactly a label, synonym, number or yes/no word
@@ -39,7 +39,7 @@ _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
 @dataclass(frozen=True)
 class Extraction:
-    value: Any
+    value: Json
     display_text: str
     confidence: float
 
@@ -119,7 +119,7 @@ def _scale(ask: AskPayload, text: str) -> Extraction | None:
     top = re.escape(str(ask["max"]))
     text = re.sub(rf"(/\s*{top}|out of\s*{top}|满分\s*{top}\s*分?)", " ", text, flags=re.I)
     said = normalize(text)
-    candidates: list[Any] = _NUMBER_RE.findall(text)
+    candidates: list[str | int] = _NUMBER_RE.findall(text)
     if not candidates:
         candidates = [NUMBER_WORDS[w] for w in said.split(" ") if w in NUMBER_WORDS]
         candidates += [NUMBER_WORDS[c] for c in said if _is_cjk(c) and c in NUMBER_WORDS]

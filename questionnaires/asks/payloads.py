@@ -44,11 +44,11 @@ class AskInvalid(Exception):
         self.errors = errors
 
 
-def _text(value: Any) -> bool:
+def _text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_TEXT
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

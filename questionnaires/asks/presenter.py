@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import AskPayload, metadata_of, state_of
+from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
-from questionnaires.asks.definitions import conversation_definition
+from questionnaires.asks.definitions import Definition, conversation_definition
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import ask_widget, form_value
 from questionnaires.asks.references import reference_or_none
@@ -21,6 +20,20 @@ from questionnaires.asks.state import state_view
 from questionnaires.registry import AnswerSummary, Drafts, Panel
 
 DRAFT_PREFIX = "ask"
+
+
+@dataclass(frozen=True)
+class OptionView:
+    """An offered option as a widget shows it; `form_value` is what its form posts."""
+
+    label: str
+    icon: str
+    form_value: str
+
+
+def option_views(ask: AskPayload | None) -> list[OptionView]:
+    options = ask.get("options", []) if ask is not None else []
+    return [OptionView(o["label"], o.get("icon", ""), form_value(o["value"])) for o in options]
 
 
 @dataclass(frozen=True)
@@ -36,7 +49,7 @@ class AskView:
     answer: StructuredAnswer | None = None
     error: str = ""
     typed: str = ""
-    options: list[dict[str, Any]] = field(default_factory=list)
+    options: list[OptionView] = field(default_factory=list)
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
 
     @property
@@ -63,7 +76,7 @@ class AskView:
         return f"{self.turn_id}:{self.ask.get('field', '')}"
 
     @property
-    def scale_start(self) -> Any:
+    def scale_start(self) -> int | float:
         """Where the slider starts: the middle of the scale, on a step."""
         low, high, step = self.ask["min"], self.ask["max"], self.ask["step"]
         middle = low + round((high - low) / 2 / step) * step
@@ -78,20 +91,20 @@ def ask_view(
     error: str = "",
     typed: str = "",
 ) -> AskView:
-    ask = message.metadata["ask_user_options"]
-    options = [{**o, "form_value": form_value(o["value"])} for o in ask.get("options", [])]
+    meta = metadata_of(message)
+    ask = meta.get("ask_user_options") or {}
     return AskView(
         conversation_id=message.conversation_id,
         message_id=message.pk,
-        turn_id=message.metadata.get("turn_id", ""),
+        turn_id=meta.get("turn_id", ""),
         ask=ask,
         widget=ask_widget(ask),
         answerable=answerable and answer is None,
         answer=answer,
         error=error,
         typed=typed,
-        options=options,
-        reference=reference_or_none(message.metadata.get("knowledge_reference")),
+        options=option_views(ask),
+        reference=reference_or_none(meta.get("knowledge_reference")),
     )
 
 
@@ -147,7 +160,7 @@ class SlotRow:
     confidence: float | None
     raw_text: str
     ask: AskPayload | None
-    options: list[dict[str, Any]]
+    options: list[OptionView]
     current: str
 
     @property
@@ -155,10 +168,20 @@ class SlotRow:
         return None if self.confidence is None else round(self.confidence * 100)
 
 
-def state_panel(*, conversation: Conversation) -> dict[str, Any]:
-    """Context of the consultation-state panel: one row per known field."""
+@dataclass(frozen=True)
+class StatePanel:
+    """Context of the consultation-state panel (`panel`): one row per known field."""
 
-    view = state_view(conversation.state or {})
+    conversation: Conversation
+    slots: list[SlotRow]
+    definition: Definition | None
+    status: str
+    filled_count: int
+
+
+def state_panel(*, conversation: Conversation) -> StatePanel:
+    """The consultation-state panel: one row per known field."""
+    view = state_view(state_of(conversation))
     definition = conversation_definition(conversation)
     labels = {s.field: s.label for s in definition.slots} if definition else {}
     order = list(labels)
@@ -184,21 +207,12 @@ def state_panel(*, conversation: Conversation) -> dict[str, Any]:
                 confidence=view["confidence"].get(name) if filled else None,
                 raw_text=view["raw_text"].get(name, ""),
                 ask=ask,
-                options=[
-                    {**o, "form_value": form_value(o["value"])}
-                    for o in (ask or {}).get("options", [])
-                ],
+                options=option_views(ask),
                 current=form_value(value) if filled else "",
             )
         )
-    intake = (conversation.state or {}).get("intake", {})
-    return {
-        "conversation": conversation,
-        "slots": rows,
-        "definition": definition,
-        "status": intake.get("status", ""),
-        "filled_count": sum(1 for r in rows if r.filled),
-    }
+    status = intake_state(conversation).get("status", "")
+    return StatePanel(conversation, rows, definition, status, sum(1 for r in rows if r.filled))
 
 
 def ask_cards_for(

@@ -4,7 +4,6 @@ against the options (spec 004 §4-5) — its value, readable text and confidence
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -18,6 +17,7 @@ from questionnaires.asks.extract import (
 )
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import option_for_value, scale_value
+from questionnaires.protocol.jsontypes import Json
 
 Source = StructuredAnswer.Source
 MAX_TEXT = 2000
@@ -25,14 +25,14 @@ MAX_TEXT = 2000
 
 @dataclass(frozen=True)
 class Resolved:
-    value: Any
+    value: Json
     display_text: str
     confidence: float
     raw_text: str = ""
     extracted: bool = False
 
 
-def _refuse(ask: AskPayload, value: Any) -> ChatError:
+def _refuse(ask: AskPayload, value: object) -> ChatError:
     return ChatError(
         "answer_value_invalid",
         _("“%(value)s” is not one of the offered answers for “%(question)s”.")
@@ -41,7 +41,7 @@ def _refuse(ask: AskPayload, value: Any) -> ChatError:
     )
 
 
-def _resolve_click(ask: AskPayload, value: Any) -> Resolved | None:
+def _resolve_click(ask: AskPayload, value: object) -> Resolved | None:
     if ask["type"] == "scale":
         number = scale_value(ask, value)
         return None if number is None else Resolved(number, str(number), CONFIDENCE_CLICK)
@@ -71,7 +71,7 @@ def _resolve_text(ask: AskPayload, text: str) -> Resolved | None:
     return None
 
 
-def answer_resolve(ask: AskPayload, *, source: str, value: Any, text: str) -> Resolved | None:
+def answer_resolve(ask: AskPayload, *, source: str, value: object, text: str) -> Resolved | None:
     """Value, readable text and confidence of an answer; ChatError when it is refused."""
     if source == Source.SKIPPED:
         return None

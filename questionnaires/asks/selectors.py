@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -32,7 +31,7 @@ def ask_find(*, conversation: Conversation, turn_id: str, field: str) -> Message
     )
 
 
-def ask_get(*, conversation: Conversation, message_id: Any) -> Message:
+def ask_get(*, conversation: Conversation, message_id: int | str) -> Message:
     try:
         message = conversation.messages.get(pk=message_id)
     except (Message.DoesNotExist, ValueError, TypeError):

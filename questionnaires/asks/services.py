@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -21,8 +22,9 @@ from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
-from questionnaires.asks.state import StatePatch, pointer
+from questionnaires.asks.state import StatePatch
 from questionnaires.drafts import draft_clear
+from questionnaires.protocol.jsontypes import Json
 from questionnaires.registry import input_refuse_if_waiting
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ def new_turn_id() -> str:
     return "turn_" + uuid.uuid4().hex
 
 
-def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: Any) -> None:
+def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: str) -> None:
     if patch.ops:
         event_emit(
             conversation_id=conversation.pk,
@@ -42,13 +44,27 @@ def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: 
         )
 
 
+@contextmanager
+def state_patched(conversation: Conversation, **extra: str) -> Iterator[StatePatch]:
+    """Change the conversation's state: lock its row, patch it, save it and tell every open
+    tab (`consultation_state_patch` with `extra`) — one transaction, however the caller
+    patches. `conversation.state` follows."""
+    with transaction.atomic(savepoint=False):
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        yield patch
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch, **extra)
+
+
 def ask_create(
     *,
     conversation: Conversation,
-    payload: Any,
+    payload: object,
     run: Run | None = None,
     turn_id: str | None = None,
-    reference: Any = None,
+    reference: object = None,
 ) -> Message | None:
     """Persist an ask as an assistant message and emit `ask_user_options`.
 
@@ -106,18 +122,14 @@ def ask_create(
                     **knowledge,
                 },
             )
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        if ask["field"] not in patch.state["consultation_state"]:
-            patch.list_add("missing_slots", ask["field"])
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
+        with state_patched(conversation, field=ask["field"]) as patch:
+            if not patch.has_value(ask["field"]):
+                patch.list_add("missing_slots", ask["field"])
     return message
 
 
 def _reference_checked(
-    conversation: Conversation, ask: AskPayload, reference: Any, run: Run | None
+    conversation: Conversation, ask: AskPayload, reference: object, run: Run | None
 ) -> dict[str, str] | None:
     """The normalized reference; a malformed one becomes an `error` event and None."""
     if reference is None:
@@ -141,7 +153,7 @@ def _reference_checked(
         return None
 
 
-def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:
+def _answer_fields(answer: Mapping[str, object]) -> tuple[str, str, object, str, str]:
     if answer.get("type", "structured_answer") != "structured_answer":
         raise ChatError("answer_type_invalid", _("“type” must be “structured_answer”."))
     source = answer.get("source", Source.OPTION_CLICK)
@@ -160,7 +172,7 @@ def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:
 
 
 def structured_answer_submit(
-    *, conversation: Conversation, answer: dict[str, Any], ask_message: Message | None = None
+    *, conversation: Conversation, answer: Mapping[str, object], ask_message: Message | None = None
 ) -> tuple[StructuredAnswer, bool]:
     """Record an answer to an ask (spec 004 §4–5) and start the next run.
 
@@ -200,7 +212,7 @@ def structured_answer_submit(
 
 
 def _again(
-    existing: StructuredAnswer, ask: AskPayload, *, source: str, value: Any, text: str
+    existing: StructuredAnswer, ask: AskPayload, *, source: str, value: object, text: str
 ) -> StructuredAnswer:
     """The recorded answer when this one says the same; 409 when it says something else."""
     try:
@@ -281,21 +293,17 @@ def _answer_write(
 def _state_write(
     conversation: Conversation, row: StructuredAnswer, resolved: Resolved | None
 ) -> None:
-    locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    patch = StatePatch(locked.state)
-    if resolved is None:
-        patch.list_add("skipped_slots", row.field)
-    else:
-        patch.fill(
-            row.field,
-            resolved.value,
-            display=resolved.display_text,
-            confidence=resolved.confidence,
-            raw_text=resolved.raw_text,
-        )
-    locked.save(update_fields=["state"])
-    conversation.state = locked.state
-    state_patch_emit(conversation=conversation, patch=patch, field=row.field, source=row.source)
+    with state_patched(conversation, field=row.field, source=row.source) as patch:
+        if resolved is None:
+            patch.list_add("skipped_slots", row.field)
+        else:
+            patch.fill(
+                row.field,
+                resolved.value,
+                display=resolved.display_text,
+                confidence=resolved.confidence,
+                raw_text=resolved.raw_text,
+            )
     if resolved is not None and resolved.extracted:
         event_emit(
             conversation_id=conversation.pk,
@@ -312,7 +320,7 @@ def _state_write(
 
 
 def slot_edit(
-    *, conversation: Conversation, field: str, value: Any, text: str = ""
+    *, conversation: Conversation, field: str, value: object, text: str = ""
 ) -> StructuredAnswer:
     """The user corrects a slot from the state panel (or `source: user_edit` over the API): a
     new answer with source user_edit. Refused like any other input while a card holds the
@@ -380,43 +388,20 @@ def free_text_record(
 
 def slots_clear(*, conversation: Conversation, fields: list[str]) -> None:
     """Put fields back to collect (an intake summary the user wants to correct)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
+    with state_patched(conversation) as patch:
         for field in fields:
             patch.clear(field)
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
 
 
 def missing_slots_set(*, conversation: Conversation, fields: list[str]) -> None:
     """Declare which fields are still to be collected (in asking order)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        for field in list(patch.state["missing_slots"]):
-            if field not in fields:
-                patch.list_remove("missing_slots", field)
-        for field in fields:
-            if field not in patch.state["consultation_state"]:
-                patch.list_add("missing_slots", field)
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
+    with state_patched(conversation) as patch:
+        patch.missing_set(fields)
 
 
-def state_section_merge(*, conversation: Conversation, key: str, values: dict[str, Any]) -> None:
+def state_section_merge(
+    *, conversation: Conversation, key: str, values: Mapping[str, Json]
+) -> None:
     """Merge `values` into `Conversation.state[key]` (an agent's own bookkeeping)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        section = patch.state.setdefault(key, {})
-        for name, value in values.items():
-            if section.get(name) != value:
-                op = "replace" if name in section else "add"
-                section[name] = value
-                patch.ops.append({"op": op, "path": pointer(key, name), "value": value})
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
+    with state_patched(conversation) as patch:
+        patch.section_merge(key, values)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -14,7 +13,7 @@ from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
 
 
-def elicitation_get(*, conversation: Conversation, elicitation_id: Any) -> Elicitation:
+def elicitation_get(*, conversation: Conversation, elicitation_id: int | str) -> Elicitation:
     """The conversation's elicitation; 404 `elicitation_not_found` for any other id."""
     try:
         return Elicitation.objects.select_related("message").get(

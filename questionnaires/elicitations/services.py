@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -34,6 +34,7 @@ from questionnaires.elicitations.presenter import card_key
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.elicitation_schema import schema_check
+from questionnaires.protocol.jsontypes import Json
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -43,7 +44,7 @@ Status = ElicitationStatus
 @dataclass(frozen=True)
 class ElicitationOutcome:
     action: str  # "accept" | "decline" | "cancel"
-    content: dict[str, Any] | None  # validated content for accept in form mode, else None
+    content: dict[str, Json] | None  # validated content for accept in form mode, else None
 
 
 class ElicitationRefused(ChatError):
@@ -67,7 +68,7 @@ def elicitation_open(
     tool_call_id: str,
     mode: str,
     message: str,
-    requested_schema: dict[str, Any] | None = None,
+    requested_schema: Mapping[str, object] | None = None,
     url: str | None = None,
     remote_id: str | None = None,
 ) -> Elicitation:
@@ -112,7 +113,7 @@ def elicitation_open(
     return row
 
 
-def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str, str] | None:
+def _refusal(server: str, mode: str, schema: object, url: str | None) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
         if url_is_openable(str(url or "")):
@@ -146,9 +147,9 @@ def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str,
 def elicitation_answer(
     *,
     elicitation: Elicitation,
-    action: Any,
+    action: object,
     data: Mapping[str, Sequence[str]],
-    user: Any,
+    user: User,
     utc_offset: str = "Z",
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
@@ -214,7 +215,9 @@ def _locked(elicitation: Elicitation, status: str) -> None:
     )
 
 
-def _close(pk: int, status: str, *, code: str = "", reason: str = "", also: Any = ()) -> bool:
+def _close(
+    pk: int, status: str, *, code: str = "", reason: str = "", also: tuple[str, ...] = ()
+) -> bool:
     """Move a pending (or `also` one of these) elicitation to `status`; False if it
     wasn't in such a state any more."""
     with transaction.atomic():

@@ -10,7 +10,6 @@ API, MCP) goes through `interactive_form_answer`; plain text goes through
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.db import transaction
 from django.utils import translation
@@ -31,7 +30,7 @@ from questionnaires.forms.services import (
 )
 
 
-def interactive_form_answer(*, conversation: Conversation, payload: Any) -> Message:
+def interactive_form_answer(*, conversation: Conversation, payload: object) -> Message:
     """Accept an answer (or a cancellation) of the pending form and resume the agent.
 
     The model receives the answer as the tool result of the form's tool call; people see

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import cast
 
 from django.urls import reverse
 
 from chat.core.models import Conversation, Message, Role
-from questionnaires.forms.models import TOOL_NAME, InteractiveForm
+from questionnaires.forms.models import TOOL_NAME, FormQuestion, InteractiveForm
 from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
 from questionnaires.registry import Drafts
@@ -91,13 +91,13 @@ class FormCard:
 class FormDraft:
     """A refused submit: the user's values and the per-field errors, shown in place."""
 
-    answers: Mapping[str, Any] = field(default_factory=dict)
+    answers: Mapping[str, object] = field(default_factory=dict)
     fields: Mapping[str, str] = field(default_factory=dict)
     error: str = ""
     message: str = ""
 
 
-def valid_payload(payload: Any) -> list[dict[str, Any]] | None:
+def valid_payload(payload: object) -> list[FormQuestion] | None:
     """The questions of a trustworthy render payload, or None (then nothing renders)."""
     if not isinstance(payload, dict) or payload.get("type") != TOOL_NAME:
         return None
@@ -105,7 +105,7 @@ def valid_payload(payload: Any) -> list[dict[str, Any]] | None:
     if not isinstance(questions, list) or not questions:
         return None
     normalized = normalize_interactive_form({"questions": questions})
-    return normalized.questions if normalized.ok else None
+    return cast(list[FormQuestion], normalized.questions) if normalized.ok else None
 
 
 def form_calls(message: Message) -> list[str]:
@@ -144,12 +144,12 @@ def form_cards_for(
     return cards
 
 
-def _saved(ask_id: str, questions: list[dict[str, Any]], drafts: Drafts) -> FormDraft | None:
+def _saved(ask_id: str, questions: list[FormQuestion], drafts: Drafts) -> FormDraft | None:
     """The pending form's saved draft (questionnaires.drafts) as the values it shows."""
     fields = drafts.get(f"{DRAFT_PREFIX}:{ask_id}")
     if fields is None:
         return None
-    answers: dict[str, Any] = {}
+    answers: dict[str, object] = {}
     for q in questions:
         values = fields.get(f"answer-{q['id']}", [])
         answers[q["id"]] = list(values) if q["multi_select"] else (values[-1] if values else "")
@@ -160,7 +160,7 @@ def _card(
     conversation: Conversation,
     message: Message,
     form: InteractiveForm,
-    questions: list[dict[str, Any]],
+    questions: list[FormQuestion],
     draft: FormDraft | None,
 ) -> FormCard:
     pending = form.status == "pending"
@@ -185,7 +185,7 @@ def _card(
     return replace(card, error=draft.error) if draft and pending else card
 
 
-def _question(ask_id: str, n: int, q: dict[str, Any], value: Any, error: str) -> FormQuestionView:
+def _question(ask_id: str, n: int, q: FormQuestion, value: object, error: str) -> FormQuestionView:
     dom_id = f"{ask_id}-q{n}"
     chosen = set(value) if isinstance(value, list) else {value} if isinstance(value, str) else set()
     options = tuple(

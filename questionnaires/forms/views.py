@@ -37,7 +37,7 @@ def interactive_form_answer_view(request: HtmxRequest, conversation_id: int) -> 
     try:
         interactive_form_answer(conversation=conversation, payload=payload)
     except ChatError as error:
-        draft = FormDraft(payload["answers"], error.details.get("fields", {}), error.message)
+        draft = FormDraft(payload["answers"], error.field_messages(), error.message)
         code = error.status
     else:
         if not request.htmx:

@@ -7,10 +7,10 @@ answers valid, one Submission row) and ends, like every kind, in the core's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
@@ -39,9 +39,9 @@ def questionnaire_answer(
     conversation: Conversation,
     message_id: int,
     questionnaire_id: str,
-    answers: Mapping[str, Any],
+    answers: Mapping[str, str | Sequence[str]],
     other_text: Mapping[str, str],
-    user: Any,
+    user: User | None,
     lang: str,
 ) -> SubmitResult:
     """Answer a card: validate, record it once, post the answer as the next user message,
@@ -77,7 +77,7 @@ def questionnaire_answer(
                     answers=dict(answers),
                     other_text=dict(other_text),
                     payload=built.payload,
-                    submitted_by=user if getattr(user, "is_authenticated", False) else None,
+                    submitted_by=user,
                 )
         except IntegrityError:
             raise _already_submitted() from None

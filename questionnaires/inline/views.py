@@ -7,7 +7,7 @@ adapts HTTP (htmx, plain form POST, JSON) to it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
@@ -89,7 +89,7 @@ def _card_message(
 
 def _submitted(
     request: HtmxRequest, conversation: Conversation, message: Message, lang: str
-) -> tuple[str, dict[str, Any], dict[str, str]]:
+) -> tuple[str, dict[str, str | list[str]], dict[str, str]]:
     """(questionnaire id, answers by question id, other text by question id)."""
     if _wants_json(request):
         body = json_body(request)
@@ -98,7 +98,16 @@ def _submitted(
             raise ChatError(
                 "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
             )
-        return str(body.get("questionnaire_id", "")), answers, other
+        if not all(_is_answer(v) for v in answers.values()) or not all(
+            isinstance(v, str) for v in other.values()
+        ):
+            raise ChatError(
+                "answer_invalid",
+                _("Each answer must be a string or a list of strings, each other text a string."),
+                status=400,
+            )
+        typed = cast(dict[str, str | list[str]], answers)  # checked just above
+        return str(body.get("questionnaire_id", "")), typed, cast(dict[str, str], other)
     questionnaire_id = request.POST.get("questionnaire_id", "")
     questionnaire = questionnaire_find(
         conversation_id=conversation.pk,
@@ -106,8 +115,14 @@ def _submitted(
         questionnaire_id=questionnaire_id,
         lang=lang,
     )
-    answers, other = answers_from_form(questionnaire, dict(request.POST.lists()))
-    return questionnaire_id, answers, other
+    posted, posted_other = answers_from_form(questionnaire, dict(request.POST.lists()))
+    return questionnaire_id, posted, posted_other
+
+
+def _is_answer(value: object) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
 
 
 def _refused(
