@@ -8,9 +8,10 @@ is named beside it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
-from questionnaires.protocol.jsontypes import Json
+from questionnaires.protocol.jsontypes import Json, JsonValue
 
 if TYPE_CHECKING:
     from chat.core.models import Conversation, Message
@@ -77,7 +78,7 @@ class MessageMetadata(TypedDict, total=False):
     # "mcp"; a kind's own messages: its registry name, e.g. "elicitation").
     kind: str
     attempt: int  # self-check: which repair attempt
-    issues: list[dict[str, Json]]  # self-check: what was wrong
+    issues: list[Mapping[str, JsonValue]]  # self-check: what was wrong
     name: str  # a tool result: the tool's name
     # asks (spec 004)
     ask_user_options: AskPayload

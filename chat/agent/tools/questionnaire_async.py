@@ -6,13 +6,12 @@ failure goes back to the model so it can fix its arguments and call again.
 
 from __future__ import annotations
 
-from typing import Any
-
 from questionnaires.protocol import questionnaire_async
+from questionnaires.protocol.jsontypes import JsonValue
 
 from .base import Tool, ToolContext
 
-_OPTION = {
+_OPTION: dict[str, JsonValue] = {
     "anyOf": [
         {"type": "string"},
         {
@@ -23,7 +22,7 @@ _OPTION = {
     ]
 }
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "title": {"type": "string", "description": "Optional questionnaire title."},
@@ -67,7 +66,7 @@ DESCRIPTION = (
 )
 
 
-def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     return questionnaire_async(arguments, lang=context.lang)
 
 
