@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from django.core.asgi import get_asgi_application
@@ -26,10 +26,8 @@ from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from chat.edge import mcp as chat_mcp  # noqa: E402
 from chat.edge import stream_asgi  # noqa: E402
+from chat.edge.stream_asgi import Receive, Scope, Send  # noqa: E402
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # (path prefix, app). A mounted app sees the full path.

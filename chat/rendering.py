@@ -215,7 +215,7 @@ def markdown_to_html(text: str) -> SafeString:
     return MarkdownBudget()(text)
 
 
-def render_options() -> dict[str, Any]:
+def render_options() -> dict[str, object]:
     return dict(_MD.options)
 
 

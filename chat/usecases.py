@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils.translation import gettext as _
 
 from chat.agent.intake import intake_select
@@ -33,7 +31,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
 
 
 def message_post_user(
-    *, conversation: Conversation, content: str, form_answer: Any = None
+    *, conversation: Conversation, content: str, form_answer: object = None
 ) -> Message:
     """A person (or an API client) sends a chat message: store it and start the agent.
 

@@ -7,7 +7,7 @@ its tool block (a deferred form's render payload) is attached the same way every
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from django.db import transaction
 
@@ -15,6 +15,7 @@ from chat.core.metadata import MessageMetadata
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import message_create
 from questionnaires.forms.services import form_attach_to_message
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 @transaction.atomic
@@ -22,7 +23,7 @@ def assistant_message_create(
     *,
     conversation: Conversation,
     content: str,
-    tool_calls: list[dict[str, Any]],
+    tool_calls: Sequence[Mapping[str, JsonValue]],
     metadata: MessageMetadata | None = None,
     readonly: bool = False,
     run: Run | None = None,

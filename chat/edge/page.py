@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -29,6 +28,7 @@ from chat.core.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
 from questionnaires import registry
 from questionnaires.drafts import drafts_for
+from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.registry import AnswerSummary, Body, Card, Refused
 
 
@@ -72,7 +72,7 @@ class RefusalView:
     person typed (the composer, a slot edit)."""
 
     template: str
-    details: dict[str, Any]
+    details: dict[str, JsonValue]
 
 
 def refusal_view(error: ChatError) -> RefusalView | None:
@@ -215,7 +215,7 @@ def conversation_page(
     form: Form,
     refused: Refused | None = None,
     refusal: RefusalView | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The conversation page's context (templates/chat/conversation.html)."""
     items = message_items(conversation=conversation, refused=refused)
     last_event_id = conversation.events.aggregate(m=Max("id"))["m"] or 0

@@ -166,8 +166,8 @@ def _refused(
         )
     if request.htmx:
         (item,) = message_items_for(conversation=conversation, messages=[message], refused=shown)
-        context = {"item": item, "notice": notice}
-        return render(request, "chat/conversation.html#message", context, status=status)
+        fragment = {"item": item, "notice": notice}
+        return render(request, "chat/conversation.html#message", fragment, status=status)
     context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)
