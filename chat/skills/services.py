@@ -10,10 +10,10 @@ authentication.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -31,6 +31,7 @@ from chat.edge.http import (
     user_for_api_token,
 )
 from chat.skills.models import Skill
+from questionnaires.protocol.jsontypes import JsonValue
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
@@ -46,7 +47,7 @@ def _bearer(request: HttpRequest) -> str:
     return bearer_token(request) or ""
 
 
-def user_for_skill_token(raw: str) -> Any:
+def user_for_skill_token(raw: str) -> User | None:
     """The user a valid skill token stands for; None if invalid, expired or stale.
 
     The run must still be active in that user's conversation (a token dies with its run
@@ -55,28 +56,27 @@ def user_for_skill_token(raw: str) -> Any:
     identity = skill_token_verify(raw)
     if identity is None or not run_identity_live(identity):
         return None
-    user = get_user_model().objects.filter(pk=identity.user_id, is_active=True).first()
-    return user
+    return User.objects.filter(pk=identity.user_id, is_active=True).first()
 
 
 # --- reads -------------------------------------------------------------------------------
 
 
-def skill_list(*, owner: Any, name: str = "", exact_match: bool = False) -> QuerySet[Skill]:
+def skill_list(*, owner: User, name: str = "", exact_match: bool = False) -> QuerySet[Skill]:
     skills = Skill.objects.filter(owner=owner)
     if name:
         skills = skills.filter(name=name) if exact_match else skills.filter(name__icontains=name)
     return skills.order_by("name")
 
 
-def skill_get(*, owner: Any, skill_id: int) -> Skill:
+def skill_get(*, owner: User, skill_id: int) -> Skill:
     try:
         return Skill.objects.get(pk=skill_id, owner=owner)
     except (Skill.DoesNotExist, ValueError, TypeError):
         raise NotFound(_("No such skill.")) from None
 
 
-def skill_json(skill: Skill) -> dict[str, Any]:
+def skill_json(skill: Skill) -> dict[str, JsonValue]:
     return {
         "id": skill.pk,
         "name": skill.name,
@@ -92,9 +92,9 @@ def skill_json(skill: Skill) -> dict[str, Any]:
 # --- writes ------------------------------------------------------------------------------
 
 
-def _clean(fields: dict[str, Any], *, partial: bool) -> dict[str, Any]:
+def _clean(fields: Mapping[str, object], *, partial: bool) -> dict[str, str]:
     errors: dict[str, str] = {}
-    cleaned: dict[str, Any] = {}
+    cleaned: dict[str, str] = {}
     name = fields.get("name")
     if name is not None or not partial:
         if not isinstance(name, str) or not NAME_RE.match(name.strip()):
@@ -141,7 +141,9 @@ def _check_archive(archive: UploadedFile | None) -> None:
         )
 
 
-def skill_create(*, owner: Any, fields: dict[str, Any], archive: UploadedFile | None) -> Skill:
+def skill_create(
+    *, owner: User, fields: Mapping[str, object], archive: UploadedFile | None
+) -> Skill:
     cleaned = _clean(fields, partial=False)
     _check_archive(archive)
     try:
@@ -161,7 +163,7 @@ def skill_create(*, owner: Any, fields: dict[str, Any], archive: UploadedFile | 
 
 
 def skill_update(
-    *, owner: Any, skill_id: int, fields: dict[str, Any], archive: UploadedFile | None
+    *, owner: User, skill_id: int, fields: Mapping[str, object], archive: UploadedFile | None
 ) -> Skill:
     skill = skill_get(owner=owner, skill_id=skill_id)
     cleaned = _clean(fields, partial=True)
@@ -178,14 +180,16 @@ def skill_update(
     return skill
 
 
-def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], UploadedFile | None]:
+def skill_fields_from_request(
+    request: HttpRequest,
+) -> tuple[dict[str, object], UploadedFile | None]:
     """Multipart (`name`, `description`, `version`, `skill_md` or a `skill_file`
     SKILL.md upload, optional `archive`) or a JSON body with the same text fields."""
     if request.content_type == "application/json":
         body = json_body(request)
         return {k: body.get(k) for k in ("name", "description", "version", "skill_md")}, None
     data = request.POST
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         k: data.get(k) for k in ("name", "description", "version", "skill_md")
     }
     upload = request.FILES.get("skill_file")
@@ -199,7 +203,7 @@ def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], Upl
     return fields, request.FILES.get("archive")
 
 
-def skill_auth_user(request: HttpRequest) -> Any:
+def skill_auth_user(request: HttpRequest) -> User:
     """A skill identity token or a user API token; anything else is a 401."""
 
     bad_token_check(request)
