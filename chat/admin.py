@@ -10,6 +10,7 @@ from django.utils import translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from chat.core.metadata import intake_state, state_of
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
 from chat.core.services import api_token_create
 from chat.edge.page import message_item
@@ -95,7 +96,7 @@ class ConversationAdmin(admin.ModelAdmin):
     def consultation_state(self, obj: Conversation) -> str:
         """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
 
-        view = state_view(obj.state or {})
+        view = state_view(state_of(obj))
         rows = format_html_join(
             "",
             "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -115,7 +116,7 @@ class ConversationAdmin(admin.ModelAdmin):
             _("Field"), _("Value"), _("Confidence"), _("Raw text"), rows,
             _("Missing"), ", ".join(view["missing_slots"]) or "—",
             _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
-            _("Intake"), (obj.state or {}).get("intake", {}) or "—",
+            _("Intake"), intake_state(obj) or "—",
         )  # fmt: skip
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
+from chat.core.metadata import metadata_of, state_of
 from chat.edge.http import api_view, json_body, signed_in
 from questionnaires.asks import services
 from questionnaires.asks.ask_requests import ask_post
@@ -27,7 +28,7 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
         text=body.get("text", ""),
     )
     return JsonResponse(
-        {"message_id": message.pk, "turn_id": message.metadata["turn_id"]}, status=201
+        {"message_id": message.pk, "turn_id": metadata_of(message).get("turn_id", "")}, status=201
     )
 
 
@@ -41,13 +42,14 @@ def api_answers(request: HttpRequest, conversation_id: int) -> JsonResponse:
         conversation=conversation, answer=json_body(request)
     )
     conversation.refresh_from_db(fields=["state"])
+    state = state_of(conversation)
     return JsonResponse(
         {
             "answer": answer_json(row),
             "created": created,
-            "consultation_state": conversation.state.get("consultation_state", {}),
-            "missing_slots": conversation.state.get("missing_slots", []),
-            "confidence": conversation.state.get("confidence", {}),
+            "consultation_state": state.get("consultation_state", {}),
+            "missing_slots": state.get("missing_slots", []),
+            "confidence": state.get("confidence", {}),
         },
         status=201 if created else 200,
     )

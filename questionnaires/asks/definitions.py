@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from chat.core.metadata import AskPayload
+from chat.core.metadata import AskPayload, intake_state
 from chat.core.models import Conversation
 from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
@@ -246,7 +246,7 @@ def definition_for(definition_id: str, language: str) -> Definition | None:
 
 
 def conversation_definition(conversation: Conversation) -> Definition | None:
-    chosen = (conversation.state or {}).get("intake", {}).get("definition")
+    chosen = intake_state(conversation).get("definition")
     return definition_for(chosen, conversation.language) if chosen else None
 
 

@@ -7,21 +7,22 @@ from collections.abc import Iterable
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.metadata import AskPayload
+from chat.core.metadata import AskPayload, metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks.definitions import slot_ask_for_conversation
 from questionnaires.asks.models import StructuredAnswer
 
 
 def is_ask(message: Message) -> bool:
-    return message.role == Role.ASSISTANT and "ask_user_options" in (message.metadata or {})
+    return message.role == Role.ASSISTANT and "ask_user_options" in metadata_of(message)
 
 
 def ask_find(*, conversation: Conversation, turn_id: str, field: str) -> Message:
     """The ask of `turn_id` that collects `field`; 404 `ask_not_found` otherwise."""
     candidates = conversation.messages.filter(role=Role.ASSISTANT, metadata__turn_id=turn_id)
     for message in candidates.order_by("-seq"):
-        if is_ask(message) and message.metadata["ask_user_options"].get("field") == field:
+        ask = metadata_of(message).get("ask_user_options")
+        if is_ask(message) and ask is not None and ask.get("field") == field:
             return message
     raise ChatError(
         "ask_not_found",
@@ -66,9 +67,9 @@ def latest_turn_asks(messages: Iterable[Message]) -> set[int]:
     turn_id = None
     for message in reversed(ordered):
         if turn_id is None:
-            answer = (message.metadata or {}).get("structured_answer")
+            answer = metadata_of(message).get("structured_answer")
             if is_ask(message):
-                turn_id = message.metadata.get("turn_id") or ""
+                turn_id = metadata_of(message).get("turn_id") or ""
             elif message.role == Role.USER and answer:
                 turn_id = answer.get("turn_id") or ""
                 continue
@@ -112,9 +113,9 @@ def ask_for_field(*, conversation: Conversation, field: str) -> AskPayload | Non
     """The payload that describes `field`: its latest ask, else the intake definition's."""
     asks = conversation.messages.filter(role=Role.ASSISTANT).order_by("-seq")
     for message in asks.only("metadata", "role")[:200]:
-        ask = (message.metadata or {}).get("ask_user_options")
+        ask = metadata_of(message).get("ask_user_options")
         if ask and ask.get("field") == field:
-            return ask  # type: ignore[no-any-return]
+            return ask
 
     return slot_ask_for_conversation(conversation, field)
 

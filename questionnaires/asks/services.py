@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope
+from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope, metadata_of
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import answer_post, event_emit, message_create
 from questionnaires.asks import selectors
@@ -186,7 +186,7 @@ def structured_answer_submit(
     input_refuse_if_waiting(conversation=conversation)
     if ask_message is None:
         ask_message = selectors.ask_find(conversation=conversation, turn_id=turn_id, field=field)
-    ask = ask_message.metadata["ask_user_options"]
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
     if ask["field"] != field:
         raise ChatError("answer_field_mismatch", _("This answer is for a different question."))
     existing = selectors.answer_for_ask(ask_message=ask_message)
@@ -250,7 +250,7 @@ def _answer_write(
     resolved: Resolved | None,
     text: str,
 ) -> tuple[StructuredAnswer, Message]:
-    turn_id = ask_message.metadata.get("turn_id", "")
+    turn_id = metadata_of(ask_message).get("turn_id", "")
     envelope: StructuredAnswerEnvelope = {
         "type": "structured_answer",
         "field": ask["field"],
@@ -263,20 +263,17 @@ def _answer_write(
         envelope["raw_text"] = resolved.raw_text
         envelope["confidence"] = resolved.confidence
     with transaction.atomic():
-        row = StructuredAnswer.objects.create(
-            conversation=conversation,
+        # The state first: an inline runner (tests, the intake's first turn) executes the
+        # next turn inside answer_post and must see the answer in the state.
+        row = _record(
+            conversation,
             ask_message=ask_message,
             turn_id=turn_id,
             field=ask["field"],
-            value=envelope["value"],
-            display_text=envelope["display_text"],
-            raw_text=resolved.raw_text if resolved else text.strip(),
             source=source,
-            confidence=resolved.confidence if resolved else 0.0,
+            resolved=resolved,
+            raw_text=text.strip(),
         )
-        # The state first: an inline runner (tests, the intake's first turn) executes the
-        # next turn inside answer_post and must see the answer in the state.
-        _state_write(conversation, row, resolved)
         message = answer_post(
             conversation=conversation,
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
@@ -288,6 +285,32 @@ def _answer_write(
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message
+
+
+def _record(
+    conversation: Conversation,
+    *,
+    ask_message: Message | None,
+    turn_id: str,
+    field: str,
+    source: str,
+    resolved: Resolved | None,
+    raw_text: str = "",
+) -> StructuredAnswer:
+    """Store one answer (a skip when `resolved` is None) and write it into the state."""
+    row = StructuredAnswer.objects.create(
+        conversation=conversation,
+        ask_message=ask_message,
+        turn_id=turn_id,
+        field=field,
+        value=resolved.value if resolved else None,
+        display_text=resolved.display_text if resolved else "",
+        raw_text=resolved.raw_text if resolved else raw_text,
+        source=source,
+        confidence=resolved.confidence if resolved else 0.0,
+    )
+    _state_write(conversation, row, resolved)
+    return row
 
 
 def _state_write(
@@ -338,19 +361,14 @@ def slot_edit(
     if resolved is None:  # unreachable: only a skip resolves to nothing
         raise ChatError("answer_value_invalid", _("Choose or type a value."))
     with transaction.atomic():
-        row = StructuredAnswer.objects.create(
-            conversation=conversation,
+        return _record(
+            conversation,
             ask_message=None,
             turn_id=new_turn_id(),
             field=field,
-            value=resolved.value,
-            display_text=resolved.display_text,
-            raw_text=resolved.raw_text,
             source=Source.EDIT,
-            confidence=resolved.confidence,
+            resolved=resolved,
         )
-        _state_write(conversation, row, resolved)
-    return row
 
 
 def free_text_record(
@@ -362,25 +380,21 @@ def free_text_record(
     message or run: the typed message is already in the chat and already triggered this
     run. Returns None when nothing could be read.
     """
-    ask = ask_message.metadata["ask_user_options"]
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
     found = extract(ask, text)
     if found is None or selectors.answer_for_ask(ask_message=ask_message) is not None:
         return None
     resolved = Resolved(found.value, found.display_text, found.confidence, text.strip(), True)
     try:
         with transaction.atomic():
-            row = StructuredAnswer.objects.create(
-                conversation=conversation,
+            row = _record(
+                conversation,
                 ask_message=ask_message,
-                turn_id=ask_message.metadata.get("turn_id", ""),
+                turn_id=metadata_of(ask_message).get("turn_id", ""),
                 field=ask["field"],
-                value=resolved.value,
-                display_text=resolved.display_text,
-                raw_text=resolved.raw_text,
                 source=Source.FREE_TEXT,
-                confidence=resolved.confidence,
+                resolved=resolved,
             )
-            _state_write(conversation, row, resolved)
     except IntegrityError:
         return None
     return row

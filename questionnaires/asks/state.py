@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TypedDict, cast
+from typing import cast
 
+from chat.core.metadata import ConversationState
 from questionnaires.protocol.jsontypes import Json
 
 KEYS = ("consultation_state", "missing_slots", "confidence", "raw_text", "display", "skipped_slots")
@@ -25,25 +26,15 @@ LIST_KEYS = {"missing_slots", "skipped_slots"}
 Op = dict[str, Json]  # {"op": "add" | "replace" | "remove", "path": pointer, "value"?: …}
 
 
-class ConsultationView(TypedDict):
-    """The consultation part of `Conversation.state` (chat.core.metadata), every key present."""
-
-    consultation_state: dict[str, Json]
-    missing_slots: list[str]
-    confidence: dict[str, float]
-    raw_text: dict[str, str]
-    display: dict[str, str]
-    skipped_slots: list[str]
-
-
 def pointer(*parts: str | int) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def state_view(state: Mapping[str, object]) -> ConsultationView:
-    """The consultation part of a conversation's state, every key present (a copy)."""
+def state_view(state: Mapping[str, object]) -> ConversationState:
+    """The consultation part of a conversation's state (chat.core.metadata lists its keys),
+    every one of them present: a copy."""
     view = {key: copy.deepcopy(state.get(key, [] if key in LIST_KEYS else {})) for key in KEYS}
-    return cast(ConsultationView, view)  # written only by StatePatch, below
+    return cast(ConversationState, view)  # written only by StatePatch, below
 
 
 class StatePatch:

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.core.errors import ChatError
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, conversation_for_page
@@ -54,8 +55,8 @@ def ask_answer(request: HtmxRequest, conversation_id: int, message_id: int) -> H
     action = request.POST.get("action", "option")
     text = request.POST.get("text", "")
     answer = {
-        "field": message.metadata["ask_user_options"]["field"],
-        "turn_id": message.metadata.get("turn_id", ""),
+        "field": (metadata_of(message).get("ask_user_options") or {}).get("field", ""),
+        "turn_id": metadata_of(message).get("turn_id", ""),
         "source": ACTIONS.get(action, "invalid"),
         "value": request.POST.get("value"),
         "raw_text": text if action == "free_text" else "",

@@ -15,6 +15,7 @@ from typing import cast
 
 from django.urls import reverse
 
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.forms.models import TOOL_NAME, FormQuestion, InteractiveForm
 from questionnaires.forms.selectors import forms_for_tool_calls
@@ -132,7 +133,7 @@ def form_cards_for(
     forms = forms_for_tool_calls(conversation_id=conversation.pk, tool_use_ids=ids)
     cards: dict[int, list[FormCard]] = {}
     for message in messages:
-        payloads = (message.metadata or {}).get("render_payloads") or {}
+        payloads = metadata_of(message).get("render_payloads") or {}
         for call_id in wanted.get(message.pk, []):
             form = forms.get(call_id)
             questions = valid_payload(payloads.get(call_id))

@@ -55,15 +55,18 @@ def _signature_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
         yield from ast.walk(function.returns)
 
 
+def _takes_any(function: ast.AST) -> bool:
+    assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+    return any(_is_any(n) for n in _signature_nodes(function))
+
+
 def test_no_public_service_takes_or_returns_any():
     found = []
     for path in _modules():
         if path.name != "services.py":
             continue
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(
-                node, ast.FunctionDef | ast.AsyncFunctionDef
-            ) and not node.name.startswith("_"):
-                if any(_is_any(n) for n in _signature_nodes(node)):
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+            public = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if public and not node.name.startswith("_") and _takes_any(node):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not found, found

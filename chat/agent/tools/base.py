@@ -27,6 +27,18 @@ from questionnaires.protocol.jsontypes import JsonValue
 
 DEFERRED_FLAG = "__deferred_user_input__"
 
+# An option in a tool's JSON schema: a string, or {label, value} (both questionnaire tools).
+OPTION_SCHEMA: dict[str, JsonValue] = {
+    "anyOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["label", "value"],
+        },
+    ]
+}
+
 
 class ToolStop(Exception):
     """A tool that must not run (or go on): the run ends with this stable code and message;

@@ -12,18 +12,7 @@ from __future__ import annotations
 from questionnaires.forms.services import form_open
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Tool, ToolContext
-
-_OPTION: dict[str, JsonValue] = {
-    "anyOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
-            "required": ["label", "value"],
-        },
-    ]
-}
+from .base import OPTION_SCHEMA, Tool, ToolContext
 
 PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
@@ -37,7 +26,7 @@ PARAMETERS: dict[str, JsonValue] = {
                     "id": {"type": "string", "description": "Unique; q1, q2… when missing."},
                     "question": {"type": "string", "description": "The question text."},
                     "input_type": {"type": "string", "enum": ["choice", "text"]},
-                    "options": {"type": "array", "items": _OPTION},
+                    "options": {"type": "array", "items": OPTION_SCHEMA},
                     "multi_select": {"type": "boolean"},
                     "required": {"type": "boolean"},
                     "default": {

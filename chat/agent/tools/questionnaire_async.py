@@ -9,18 +9,7 @@ from __future__ import annotations
 from questionnaires.protocol import questionnaire_async
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Tool, ToolContext
-
-_OPTION: dict[str, JsonValue] = {
-    "anyOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"value": {"type": "string"}, "label": {"type": "string"}},
-            "required": ["value", "label"],
-        },
-    ]
-}
+from .base import OPTION_SCHEMA, Tool, ToolContext
 
 PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
@@ -44,7 +33,7 @@ PARAMETERS: dict[str, JsonValue] = {
                         ],
                     },
                     "text": {"type": "string", "description": "The question."},
-                    "options": {"type": "array", "items": _OPTION},
+                    "options": {"type": "array", "items": OPTION_SCHEMA},
                     "default": {
                         "description": "Single choice / free text: a string; multi choice: "
                         "a list of option values."
