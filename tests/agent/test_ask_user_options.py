@@ -18,9 +18,8 @@ from chat.usecases import message_post_user
 from questionnaires.asks import selectors as ask_selectors
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.services import structured_answer_submit
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
-
-from .test_loop import call, drive, of
+from tests.support.asking import SPEC_PAYLOAD
+from tests.support.loop import call, drive, of
 
 TOOL = TOOLS_BY_NAME["ask_user_options"]
 REFERENCE = {"title": "Knee guide", "snippet": "Pain level changes the advice.", "source": "KB"}

@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.drafts import CardDraft
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
-from tests.questionnaires.forms.conftest import open_form
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import SPEC_PAYLOAD, TRIP, open_form
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from chat.core.models import Event, Message, Role, Run, RunStatus, StopReason
 from chat.core.services import conversation_create, message_create
 from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
-from tests.agent.test_loop import GOOD_ARGS, INVALID, VALID
+from tests.support.loop import GOOD_ARGS, INVALID, VALID
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.models import StructuredAnswer
-from tests.questionnaires.asks.test_payloads import _options
+from tests.support.asking import options as _options
 from tests.support.htmlcheck import assert_inert
 
 pytestmark = pytest.mark.django_db
@@ -196,7 +196,7 @@ def test_slot_edit_error_without_js_renders_the_page(client_in, external, make_a
 
 def test_an_ask_answer_waits_while_a_form_is_pending(api, external, make_ask):
     """Spec 003: a pending deferred form refuses other input, an ask's answer included."""
-    from tests.questionnaires.forms.conftest import open_form
+    from tests.support.asking import open_form
 
     make_ask()
     _message, result = open_form(external)
@@ -219,7 +219,7 @@ def test_slot_edits_wait_while_a_form_is_pending(api, client_in, external, make_
     is refused like every other input while a deferred form waits (409
     `pending_interactive_form`), the panel showing the same two ways out; the state is
     unchanged. Once the form is cancelled, the same edit goes through."""
-    from tests.questionnaires.forms.conftest import open_form
+    from tests.support.asking import open_form
 
     ask = make_ask()
     client_in.post(f"/conversations/{external.pk}/asks/{ask.pk}/answer", {"value": "mild"})

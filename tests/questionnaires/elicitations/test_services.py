@@ -22,8 +22,7 @@ from questionnaires.elicitations.services import (
 )
 from questionnaires.models import Elicitation
 from questionnaires.registry import input_refuse_if_waiting
-
-from .conftest import open_elicitation
+from tests.support.asking import open_elicitation
 
 pytestmark = pytest.mark.django_db
 GOOD = {"answer-name": ["Ann"], "answer-age": ["30"], "answer-tags": ["a"]}

@@ -6,9 +6,8 @@ import pytest
 from django.urls import reverse
 
 from questionnaires.models import Elicitation
+from tests.support.asking import open_elicitation
 from tests.support.htmlcheck import assert_inert
-
-from .conftest import open_elicitation
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

@@ -10,7 +10,7 @@ from chat.core.services import message_create
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.models import Submission
 from questionnaires.protocol import OTHER_VALUE
-from tests.questionnaires.inline.conftest import post_async_card
+from tests.support.asking import post_async_card
 
 pytestmark = pytest.mark.django_db
 
