@@ -131,11 +131,7 @@ def _items(
         return []
     drafts = drafts_for(conversation=conversation) if interactive else {}
     bodies = _bodies(conversation, messages, drafts, interactive, refused)
-    cards = (
-        registry.cards_for(conversation=conversation, messages=messages, drafts=drafts)
-        if interactive
-        else {}
-    )
+    cards = registry.cards_for(conversation=conversation, messages=messages, drafts=drafts)
     summary = intake_state(conversation).get("summary_questionnaire_id", "")
     items = []
     for message, body in zip(messages, bodies, strict=True):

@@ -14,7 +14,7 @@ from questionnaires.protocol.jsontypes import JsonValue
 
 
 @api_view(("POST",))
-def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
+def asks_view(request: HttpRequest, conversation_id: int) -> JsonResponse:
     """`POST /api/v1/conversations/<id>/asks` `{"payload", "reference"?, "text"?}`
     → 201 `{"message_id", "turn_id"}`; 400 `ask_invalid` lists every problem."""
     conversation = chat_selectors.conversation_get_for_user(
@@ -33,14 +33,12 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
 
 
 @api_view(("POST",))
-def api_answers(request: HttpRequest, conversation_id: int) -> JsonResponse:
+def answers_view(request: HttpRequest, conversation_id: int) -> JsonResponse:
     """`POST /api/v1/conversations/<id>/answers` with a spec-004 `structured_answer`."""
     conversation = chat_selectors.conversation_get_for_user(
         user=signed_in(request), conversation_id=conversation_id
     )
-    row, created = services.structured_answer_submit(
-        conversation=conversation, answer=json_body(request)
-    )
+    row, created = services.ask_answer(conversation=conversation, answer=json_body(request))
     conversation.refresh_from_db(fields=["state"])
     state = state_of(conversation)
     return JsonResponse(

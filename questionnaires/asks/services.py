@@ -171,7 +171,7 @@ def _answer_fields(answer: Mapping[str, object]) -> tuple[str, str, object, str,
     return source, field, answer.get("value"), text, turn_id
 
 
-def structured_answer_submit(
+def ask_answer(
     *, conversation: Conversation, answer: Mapping[str, object], ask_message: Message | None = None
 ) -> tuple[StructuredAnswer, bool]:
     """Record an answer to an ask (spec 004 §4–5) and start the next run.

@@ -9,23 +9,23 @@ from questionnaires.asks import api, views
 urlpatterns = [
     path(
         "conversations/<int:conversation_id>/asks/<int:message_id>",
-        views.ask_fragment,
+        views.ask_fragment_view,
         name="ask",
     ),
     path(
         "conversations/<int:conversation_id>/asks/<int:message_id>/answer",
-        views.ask_answer,
+        views.ask_answer_view,
         name="ask_answer",
     ),
-    path("conversations/<int:conversation_id>/state", views.state_fragment, name="state"),
+    path("conversations/<int:conversation_id>/state", views.state_fragment_view, name="state"),
     path(
         "conversations/<int:conversation_id>/state/<str:field>",
-        views.slot_edit,
+        views.slot_edit_view,
         name="slot_edit",
     ),
 ]
 
 api_urlpatterns = [
-    path("conversations/<int:conversation_id>/answers", api.api_answers, name="answers"),
-    path("conversations/<int:conversation_id>/asks", api.api_asks, name="asks"),
+    path("conversations/<int:conversation_id>/answers", api.answers_view, name="answers"),
+    path("conversations/<int:conversation_id>/asks", api.asks_view, name="asks"),
 ]

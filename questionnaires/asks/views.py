@@ -35,7 +35,7 @@ def _ask(conversation: Conversation, message_id: int) -> Message:
 
 @login_required
 @require_GET
-def ask_fragment(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
+def ask_fragment_view(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
     """One ask widget, current state: open tabs refresh it when something was answered."""
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
@@ -49,7 +49,7 @@ def ask_fragment(request: HtmxRequest, conversation_id: int, message_id: int) ->
 
 @login_required
 @require_POST
-def ask_answer(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
+def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
     action = request.POST.get("action", "option")
@@ -63,9 +63,7 @@ def ask_answer(request: HtmxRequest, conversation_id: int, message_id: int) -> H
     }
     error, status = "", 200
     try:
-        services.structured_answer_submit(
-            conversation=conversation, answer=answer, ask_message=message
-        )
+        services.ask_answer(conversation=conversation, answer=answer, ask_message=message)
     except ChatError as exc:
         error, status = exc.message, exc.status
     if not request.htmx:
@@ -82,7 +80,7 @@ def ask_answer(request: HtmxRequest, conversation_id: int, message_id: int) -> H
 
 @login_required
 @require_GET
-def state_fragment(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+def state_fragment_view(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     context = {"panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/state_panel.html#body", context)
@@ -90,7 +88,7 @@ def state_fragment(request: HtmxRequest, conversation_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def slot_edit(request: HtmxRequest, conversation_id: int, field: str) -> HttpResponse:
+def slot_edit_view(request: HtmxRequest, conversation_id: int, field: str) -> HttpResponse:
     """Correct a slot from the side panel: a new structured answer with source user_edit."""
     conversation = conversation_for_page(request, conversation_id)
     status, context_extra = 200, {}

@@ -165,7 +165,7 @@ import json
 from django.contrib.auth.models import User
 from chat.models import Conversation
 from chat.core.services import conversation_create, message_create
-from questionnaires.asks.services import ask_create, structured_answer_submit
+from questionnaires.asks.services import ask_create, ask_answer
 from questionnaires.inline.services import questionnaire_answer
 spec = json.loads({spec!r})
 user = User.objects.get(username="ann")
@@ -195,7 +195,7 @@ c = conv(spec["titles"]["answered"], "external")
 message_create(conversation=c, role="user", content=spec["hello"])
 asks = {{p["field"]: ask_create(conversation=c, payload=p, turn_id="turn_done") for p in spec["asks"]}}
 for field, source, value, text in spec["answers"]:
-    structured_answer_submit(conversation=c, ask_message=asks[field], answer={{
+    ask_answer(conversation=c, ask_message=asks[field], answer={{
         "field": field, "turn_id": "turn_done", "source": source, "value": value, "raw_text": text}})
 message_create(conversation=c, role="assistant", content=spec["thanks"])
 out["answered"] = c.pk

@@ -155,10 +155,10 @@ def test_state_panel_and_edit(client_in, external, make_ask):
 
 
 def test_admin_shows_consultation_state(client, django_user_model, external, make_ask):
-    from questionnaires.asks.services import structured_answer_submit
+    from questionnaires.asks.services import ask_answer
 
     make_ask()
-    structured_answer_submit(
+    ask_answer(
         conversation=external,
         answer={
             "field": "pain_level",
