@@ -138,3 +138,12 @@ def _twin(**overrides: str) -> registry.Kind:
 
 TWIN_name = _twin(draft_prefix="twin")
 TWIN_draft_prefix = _twin(name="twin")
+
+
+def test_manage_py_check_reports_a_wrong_line(settings):
+    from questionnaires.apps import kinds_check
+
+    assert kinds_check() == []
+    settings.QUESTIONNAIRE_KINDS = [*settings.QUESTIONNAIRE_KINDS, "questionnaires.nowhere.KIND"]
+    (error,) = kinds_check()
+    assert error.id == "questionnaires.E001"
