@@ -9,8 +9,7 @@ left — post a summary with a fenced inline questionnaire to confirm or correct
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 from django.db import transaction
@@ -28,7 +27,8 @@ from questionnaires.asks.definitions import (
     definition_ids,
 )
 from questionnaires.asks.state import state_view
-from questionnaires.protocol import parse_message
+from questionnaires.protocol import ResponseSegment, parse_message
+from questionnaires.protocol.jsontypes import Json
 
 logger = logging.getLogger(__name__)
 CHOOSE_FIELD = "intake_definition"
@@ -119,26 +119,27 @@ def _take_in_text(
     return None
 
 
-def _questionnaire_response(message: Message) -> dict[str, Any] | None:
+def _questionnaire_response(message: Message) -> dict[str, Json] | None:
     if message.role != Role.USER or "-response>" not in message.content:
         return None
     for segment in parse_message(message.content, message_id=str(message.pk), role="user"):
-        if segment.kind == "response":
-            payload: dict[str, Any] = segment.payload  # type: ignore[union-attr]
-            return payload
+        if isinstance(segment, ResponseSegment):
+            return segment.payload
     return None
 
 
 def _confirmation(
-    conversation: Conversation, definition: Definition, run: Run, response: dict[str, Any]
+    conversation: Conversation, definition: Definition, run: Run, response: dict[str, Json]
 ) -> str:
     intake = intake_state(conversation)
     if response.get("questionnaire_id") != intake.get("summary_questionnaire_id"):
         return _next_step(conversation, definition, run)
-    answers = response.get("answers") or []
+    listed = response.get("answers")
+    answers = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     first = answers[0] if answers else {}
     confirmed = definition.texts["confirm_yes"] in (first.get("label"), first.get("answer"))
-    chosen = answers[1].get("labels") or [] if len(answers) > 1 else []
+    labels = answers[1].get("labels") if len(answers) > 1 else None
+    chosen = [str(label) for label in labels] if isinstance(labels, list) else []
     fields = [s.field for s in definition.slots if s.label in chosen]
     if confirmed and not fields:
         _status_set(conversation, "confirmed")
@@ -156,7 +157,7 @@ def _confirmation(
 # --- asking and summarizing ------------------------------------------------------------
 
 
-def _applicable(definition: Definition, values: dict[str, Any]) -> list[Slot]:
+def _applicable(definition: Definition, values: Mapping[str, Json]) -> list[Slot]:
     return [slot for slot in definition.slots if slot.applies(values)]
 
 
@@ -251,7 +252,7 @@ def _say(conversation: Conversation, run: Run, text: str) -> None:
     message_create(conversation=conversation, role=Role.ASSISTANT, content=text, run=run)
 
 
-def _status_set(conversation: Conversation, status: str, **extra: Any) -> None:
+def _status_set(conversation: Conversation, status: str, **extra: Json) -> None:
     asks.state_section_merge(
         conversation=conversation, key="intake", values={"status": status, **extra}
     )
