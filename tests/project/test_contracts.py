@@ -147,3 +147,13 @@ def test_lint_imports_fails_on_a_planted_module(tmp_path):
     assert broken.returncode == 1, output
     assert "Kinds never import each other BROKEN" in " ".join(output.split())
     assert "questionnaires.asks.planted" in output
+
+
+def test_every_registered_kind_is_in_the_kind_contracts(settings):
+    """A new kind is a subpackage, its line in QUESTIONNAIRE_KINDS, and its name in the
+    three contracts that hold kinds apart (an import-linter contract can't read settings)."""
+    packages = {path.rsplit(".", 2)[0] for path in settings.QUESTIONNAIRE_KINDS}
+    by_id = {c["id"]: c for c in CONFIG["contracts"]}
+    assert packages == set(by_id["kinds-independent"]["modules"])
+    assert packages == set(by_id["kind-order"]["containers"])
+    assert packages == set(by_id["kinds-above-base"]["forbidden_modules"])
