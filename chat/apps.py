@@ -17,6 +17,6 @@ class ChatConfig(AppConfig):
         # `<id:…>` in URLs: ASCII digits within 64 bits, else 400 `invalid_id` (not a 500).
         from django.urls import register_converter
 
-        from chat.core.http import IdConverter
+        from chat.edge.http import IdConverter
 
         register_converter(IdConverter, "id")

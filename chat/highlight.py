@@ -82,7 +82,7 @@ def worst_seconds(size: int, costs: tuple[float, ...]) -> float:
             return math.inf
         growth = max(growth, math.log(max(t_high, 1e-9) / max(t_low, 1e-9)) / math.log(high / low))
         if size <= high:
-            return t_low * (size / low) ** growth
+            return float(t_low * (size / low) ** growth)
     return math.inf
 
 

@@ -19,8 +19,7 @@ import logging
 import math
 import random
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
@@ -28,14 +27,14 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.http import parse_id
 from chat.edge import fanout
+from chat.edge.http import parse_id
 from chat.edge.stream_selectors import EventRow, Refusal, event_rows_after
 
 logger = logging.getLogger(__name__)
 
 
-def format_event(*, event_id: int | None, name: str, data: dict[str, Any]) -> bytes:
+def format_event(*, event_id: int | None, name: str, data: Mapping[str, object]) -> bytes:
     """One SSE frame: `id`, `event`, and the JSON payload on a single `data` line."""
     lines = []
     if event_id is not None:

@@ -21,7 +21,6 @@ import functools
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -92,25 +91,34 @@ def unseal(token: str) -> str:
 class SealedTextField(models.TextField):  # type: ignore[type-arg]
     """Text stored encrypted; read and written as plain text."""
 
-    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+    _pyi_private_set_type: str
+    _pyi_private_get_type: str
+
+    def from_db_value(self, value: str | None, expression: object, connection: object) -> object:
         return None if value is None else unseal(value)
 
-    def get_prep_value(self, value: Any) -> Any:
-        value = super().get_prep_value(value)
+    def get_prep_value(self, value: object) -> object:
         return None if value is None else seal(str(value))
 
 
-class SealedJSONField(models.TextField):  # type: ignore[type-arg]
-    """A JSON value stored encrypted; read and written as the Python value."""
+class SealedJSONField(models.Field):  # type: ignore[type-arg]
+    """A JSON object of strings (header name → value) stored encrypted; read and
+    written as the dict."""
 
-    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+    _pyi_private_set_type: dict[str, str]
+    _pyi_private_get_type: dict[str, str]
+
+    def from_db_value(self, value: str | None, expression: object, connection: object) -> object:
         return None if value is None else json.loads(unseal(value))
 
-    def to_python(self, value: Any) -> Any:
+    def get_internal_type(self) -> str:
+        return "TextField"  # the column holds the token
+
+    def to_python(self, value: object) -> object:
         return value
 
-    def get_prep_value(self, value: Any) -> Any:
+    def get_prep_value(self, value: object) -> object:
         return None if value is None else seal(json.dumps(value, ensure_ascii=False))
 
-    def value_to_string(self, obj: Any) -> str:
+    def value_to_string(self, obj: models.Model) -> str:
         return json.dumps(self.value_from_object(obj))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import ada_url
+from django.conf import settings
 
 MAX_URL = 4096
 # Bidirectional-text controls: embeddings, overrides, isolates and marks.
@@ -100,3 +101,8 @@ def link_check(url: str, *, allow_http_loopback: bool = False) -> Link:
     port = f":{parsed.port}" if parsed.port else ""
     after = port + parsed.pathname + parsed.search + parsed.hash
     return Link(href=parsed.href, before=f"{scheme}//", host=host, after=after)
+
+
+def link_of(url: str) -> Link:
+    """The link as a browser reads it (plain http only to loopback, only in DEBUG)."""
+    return link_check(url, allow_http_loopback=settings.DEBUG)

@@ -6,7 +6,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -14,12 +13,11 @@ from django.utils.translation import gettext as _
 
 from chat.core.models import Conversation, Message
 from chat.core.selectors import tool_results
-from questionnaires.drafts import Drafts
-from questionnaires.elicitations.links import Link
+from questionnaires.elicitations.links import Link, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
-from questionnaires.elicitations.selectors import elicitations_by_message
-from questionnaires.elicitations.services import card_key, fields_of, link_of
+from questionnaires.elicitations.selectors import elicitations_by_message, fields_of
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
+from questionnaires.registry import Drafts
 
 
 @dataclass(frozen=True)
@@ -31,6 +29,7 @@ class ElicitationDraft:
     error: str = ""
 
 
+DRAFT_PREFIX = "elic"
 OUTCOME_MAX = 2000  # characters of the tool's result shown on the card
 
 
@@ -102,6 +101,18 @@ class ElicitationCard:
     @property
     def dom_id(self) -> str:
         return f"elic-{self.id}"
+
+    @property
+    def draft_key(self) -> str:
+        return card_key(self.id)
+
+    @property
+    def live_state(self) -> str:
+        return self.state_letter
+
+    @property
+    def answer_key(self) -> str:
+        return ""
 
     @property
     def submit_url(self) -> str:
@@ -181,5 +192,6 @@ def elicitation_card(
     return replace(card, typed=shown)
 
 
-def card_live(view: Any) -> bool:
-    return bool(view.state_letter)
+def card_key(elicitation_id: int) -> str:
+    """The card's draft key (questionnaires.drafts)."""
+    return f"{DRAFT_PREFIX}:{elicitation_id}"

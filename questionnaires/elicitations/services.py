@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -28,15 +28,13 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run
 from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
-from questionnaires.elicitations.links import MAX_URL, Link, link_check
+from questionnaires.elicitations.links import MAX_URL, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.presenter import card_key
+from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import (
-    FieldSpec,
-    message_secret,
-    schema_check,
-    schema_fields,
-)
+from questionnaires.protocol.elicitation_schema import message_secret, schema_check
+from questionnaires.protocol.jsontypes import Json
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -46,7 +44,7 @@ Status = ElicitationStatus
 @dataclass(frozen=True)
 class ElicitationOutcome:
     action: str  # "accept" | "decline" | "cancel"
-    content: dict[str, Any] | None  # validated content for accept in form mode, else None
+    content: dict[str, Json] | None  # validated content for accept in form mode, else None
 
 
 class ElicitationRefused(ChatError):
@@ -56,22 +54,6 @@ class ElicitationRefused(ChatError):
     def __init__(self, code: str, message: str, *, elicitation: Elicitation | None = None):
         super().__init__(code, message, status=400)
         self.elicitation = elicitation
-
-
-def card_key(elicitation_id: int) -> str:
-    """The card's draft key (questionnaires.drafts)."""
-    return f"elic:{elicitation_id}"
-
-
-def link_of(url: str) -> Link:
-    """The link as a browser reads it (plain http only to loopback, only in DEBUG)."""
-    return link_check(url, allow_http_loopback=settings.DEBUG)
-
-
-def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
-    """The card's fields, read back from the schema checked when it was opened (no
-    pattern or default is checked again: a page view runs no server regex)."""
-    return schema_fields(elicitation.requested_schema)
 
 
 # --- opening ---------------------------------------------------------------------------
@@ -86,7 +68,7 @@ def elicitation_open(
     tool_call_id: str,
     mode: str,
     message: str,
-    requested_schema: dict[str, Any] | None = None,
+    requested_schema: Mapping[str, object] | None = None,
     url: str | None = None,
     remote_id: str | None = None,
 ) -> Elicitation:
@@ -133,7 +115,7 @@ def elicitation_open(
 
 
 def _refusal(
-    server: str, mode: str, schema: Any, url: str | None, message: Any = ""
+    server: str, mode: str, schema: object, url: str | None, message: object = ""
 ) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
@@ -180,9 +162,9 @@ def _link_problem(code: str) -> str:
 def elicitation_answer(
     *,
     elicitation: Elicitation,
-    action: Any,
+    action: object,
     data: Mapping[str, Sequence[str]],
-    user: Any,
+    user: User,
     utc_offset: str = "Z",
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
@@ -253,7 +235,9 @@ def _locked(elicitation: Elicitation, status: str) -> None:
     )
 
 
-def _close(pk: int, status: str, *, code: str = "", reason: str = "", also: Any = ()) -> bool:
+def _close(
+    pk: int, status: str, *, code: str = "", reason: str = "", also: tuple[str, ...] = ()
+) -> bool:
     """Move a pending (or `also` one of these) elicitation to `status`; False if it
     wasn't in such a state any more."""
     with transaction.atomic():

@@ -9,8 +9,7 @@ import pytest
 
 from chat.core.models import Conversation, Event, Message, Run
 from questionnaires.models import InteractiveForm, StructuredAnswer, Submission
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import SPEC_PAYLOAD, TRIP
 
 pytestmark = pytest.mark.django_db
 
@@ -371,7 +370,7 @@ def test_a_code_block_costs_no_more_than_its_budget(client_in, conversation):
 
 
 def _elicit(conversation, **overrides):
-    from tests.questionnaires.elicitations.conftest import open_elicitation
+    from tests.support.asking import open_elicitation
 
     return open_elicitation(conversation, **overrides)
 

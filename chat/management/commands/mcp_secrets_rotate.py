@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cryptography.fernet import Fernet
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from chat.mcphost import sealed
@@ -23,13 +23,13 @@ from chat.mcphost.models import McpServer
 class Command(BaseCommand):
     help = "Encrypt every MCP server's header values and bearer token with a new key."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--new-key", action="store_true", help="Print a new key and stop.")
         parser.add_argument(
             "--keep-old", action="store_true", help="Keep the old keys in the key file."
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: object) -> None:
         if options["new_key"]:
             self.stdout.write(Fernet.generate_key().decode())
             return
