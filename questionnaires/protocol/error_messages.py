@@ -125,6 +125,14 @@ _TAGS: _Catalog = {
         "shown as text.",
         "此消息包含 {count} 个协议块；最多读取 {limit} 个，其余内容按文本显示。",
     ),
+    "tag.attributes": (
+        "<{name}> takes no attributes (found {attributes}); write <{name}>{{…json…}}</{name}>.",
+        "<{name}> 标签不能带属性（发现 {attributes}）；请写成 <{name}>{{…json…}}</{name}>。",
+    ),
+    "json.duplicate_key": (
+        "Key {key} appears twice in the same object.",
+        "同一对象中键 {key} 重复出现。",
+    ),
     "json.too_deep": (
         "The JSON body nests lists/objects more than {limit} levels deep.",
         "JSON 内容的数组/对象嵌套超过 {limit} 层。",
@@ -349,7 +357,18 @@ class _Fill(dict[str, str]):
 
 # Details shown verbatim; every other string detail is quoted so blanks stay visible.
 _PLAIN_KEYS = frozenset(
-    {"expected", "type", "name", "open", "close", "received_type", "reason", "problem", "allowed"}
+    {
+        "expected",
+        "type",
+        "name",
+        "open",
+        "close",
+        "received_type",
+        "reason",
+        "problem",
+        "allowed",
+        "attributes",
+    }
 )
 
 
