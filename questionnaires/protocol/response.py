@@ -3,6 +3,11 @@
 ``build_response`` validates answers against the questionnaire (all problems at once)
 and returns the ``<name-response>{json}</name-response>`` text the model reads, the
 plain text the chat shows, and the payload dict.
+
+The envelope's ``answer`` carries option *values*, as Sage sends them: the value is the
+stable identifier an agent acts on, the label is for people.  A multi-choice ``answer``
+lists the values in the order the options are listed (not the order they were clicked),
+"Other" last with the typed text.  The readable text carries the labels.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ class _Builder:
                 received_type=type_name(value),
             )
             return None
-        return {**head, "answer": value}
+        return {**head, "answer": value.strip()}
 
     def _single(
         self, question: Question, value: Any, head: dict[str, Any]
@@ -85,7 +90,7 @@ class _Builder:
         if value not in labels:
             self.error("answer.option_invalid", question.id, value=value, allowed=list(labels))
             return None
-        return {**head, "answer": labels[value], "value": value, "label": labels[value]}
+        return {**head, "answer": value, "value": value, "label": labels[value]}
 
     def _multi(self, question: Question, value: Any, head: dict[str, Any]) -> dict[str, Any] | None:
         if value is None:
@@ -106,8 +111,12 @@ class _Builder:
             else:
                 self.error("answer.option_invalid", question.id, value=item, allowed=list(labels))
         values = [v for v in labels if v in chosen]
-        answer = [labels[v] for v in values]
-        result = {**head, "answer": answer, "values": values, "labels": list(answer)}
+        result = {
+            **head,
+            "answer": list(values),
+            "values": values,
+            "labels": [labels[v] for v in values],
+        }
         if OTHER_VALUE in chosen:
             text = self.other(question)
             if text is None:
@@ -183,5 +192,6 @@ def _answer_text(item: Mapping[str, Any], lang: str, sep: str, join: str) -> str
     elif other_part:
         parts = [other_part]
     else:
-        parts = [str(item.get("answer", ""))] if item.get("answer") else []
+        shown = item.get("label", item.get("answer"))
+        parts = [str(shown)] if shown else []
     return join.join(parts) if parts else ("（未作答）" if is_zh(lang) else "(no answer)")
