@@ -10,7 +10,8 @@ A file is `<id>.<language>.yaml` (e.g. `knee.zh-hans.yaml`). Top level: `id`, `l
 `required` (default true), `order` (default: position), `when`, a simple dependency:
 `{field: other, in: [values]}` or `{field: other, not_in: [values]}`, and `reference`, the
 knowledge source shown as "Why we ask" when the slot is asked: `{title, snippet, source?,
-url?}` (`url` only http(s); see `questionnaires.asks.references`).
+url?}` (`url` only http(s); see `questionnaires.protocol.ask_reference`). A yes/no slot's
+default labels are in the definition's `language`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from questionnaires.asks.payloads import AskInvalid, ask_validate
-from questionnaires.asks.references import ReferenceInvalid, reference_validate
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 
 DIRECTORY = Path(__file__).resolve().parent / "definitions"
 TEXT_KEYS = (
@@ -115,7 +116,7 @@ def definition_parse(data: Any, *, source: str = "<definition>") -> Definition:
         problems.append("`slots` must be a non-empty list")
         raw_slots = []
     for index, raw in enumerate(raw_slots, start=1):
-        slot = _slot(raw, index, problems)
+        slot = _slot(raw, index, problems, str(data.get("language") or "en"))
         if slot is not None:
             slots.append(slot)
     _check_references(slots, problems)
@@ -133,7 +134,7 @@ def definition_parse(data: Any, *, source: str = "<definition>") -> Definition:
     )
 
 
-def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
+def _slot(raw: Any, index: int, problems: list[str], lang: str) -> Slot | None:
     where = f"slots[{index}]"
     if not isinstance(raw, dict):
         problems.append(f"{where} must be a mapping")
@@ -152,7 +153,7 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
         order = index
     ask_keys = SLOT_KEYS - {"label", "required", "order", "when", "reference"}
     try:
-        ask = ask_validate({k: v for k, v in raw.items() if k in ask_keys})
+        ask = ask_validate({k: v for k, v in raw.items() if k in ask_keys}, lang=lang)
     except AskInvalid as invalid:
         problems.extend(
             f"{where}.{e.path or 'slot'}: {e.code} ({e.message})" for e in invalid.errors
@@ -165,7 +166,7 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
     reference = None
     if raw.get("reference") is not None:
         try:
-            reference = reference_validate(raw["reference"])
+            reference = reference_validate(raw["reference"], lang=lang)
         except ReferenceInvalid as invalid:
             problems.extend(f"{where}.{e.path}: {e.code} ({e.message})" for e in invalid.errors)
     return Slot(

@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from questionnaires.asks.payloads import scale_value
+from questionnaires.protocol.ask_payload import scale_value
 
 CONFIDENCE_CLICK = 1.0
 CONFIDENCE_EXACT = 0.9  # the reply is exactly a label, synonym, number or yes/no word

@@ -16,12 +16,12 @@ from chat.core.services import answer_post, event_emit, message_create
 from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.payloads import AskInvalid, ask_validate
-from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch, pointer
 from questionnaires.drafts import draft_clear
 from questionnaires.guards import input_refuse_if_pending
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
@@ -57,7 +57,7 @@ def ask_create(
     the question is asked without it.
     """
     try:
-        ask = ask_validate(payload)
+        ask = ask_validate(payload, lang=conversation.language)
     except AskInvalid as invalid:
         event_emit(
             conversation_id=conversation.pk,
@@ -65,7 +65,7 @@ def ask_create(
             data={
                 "code": "ask_invalid",
                 "message": _("The assistant sent a question that can't be shown."),
-                "errors": [e.as_dict() for e in invalid.errors],
+                "errors": [e.to_dict() for e in invalid.errors],
                 "run_id": run.pk if run else None,
             },
         )
@@ -121,7 +121,7 @@ def _reference_checked(
     if reference is None:
         return None
     try:
-        return reference_validate(reference)
+        return reference_validate(reference, lang=conversation.language)
     except ReferenceInvalid as invalid:
         event_emit(
             conversation_id=conversation.pk,
@@ -131,7 +131,7 @@ def _reference_checked(
                 "message": _(
                     "The source behind a question can't be shown; the question is asked without it."
                 ),
-                "errors": [e.as_dict() for e in invalid.errors],
+                "errors": [e.to_dict() for e in invalid.errors],
                 "field": ask["field"],
                 "run_id": run.pk if run else None,
             },

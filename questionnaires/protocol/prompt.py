@@ -6,7 +6,7 @@ examples below are checked by the tests to pass self-check.
 
 from __future__ import annotations
 
-from .error_messages import is_zh
+from .catalogs import is_zh
 
 _EN = """\
 # Asking the user structured questions

@@ -16,7 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .error_messages import is_zh, make_error, type_name
+from .catalogs import text
+from .error_messages import make_error, type_name
 from .names import OTHER_VALUE, envelope_type, response_tag
 from .segments import AnswerInvalid, BuiltResponse, ProtocolError, Question, Questionnaire
 
@@ -25,7 +26,7 @@ AnswerValue = str | Sequence[str]
 
 def other_label(lang: str) -> str:
     """The localized label of the "Other" choice."""
-    return "其他" if is_zh(lang) else "Other"
+    return text("text.other", lang)
 
 
 class _Builder:
@@ -170,16 +171,14 @@ def build_response(
 
 def display_text(questionnaire: Questionnaire, payload: Mapping[str, Any], lang: str) -> str:
     """The readable answer: a title line, then one ``question: answer`` line each."""
-    zh = is_zh(lang)
-    sep, join = ("：", "、") if zh else (": ", ", ")
-    title = questionnaire.title or ("问卷" if zh else "Questionnaire")
-    lines = [title]
+    sep = text("text.separator", lang)
+    lines = [questionnaire.title or text("text.untitled", lang)]
     for item in payload.get("answers", []):
-        lines.append(f"{item.get('question', '')}{sep}{_answer_text(item, lang, sep, join)}")
+        lines.append(f"{item.get('question', '')}{sep}{_answer_text(item, lang, sep)}")
     return "\n".join(lines)
 
 
-def _answer_text(item: Mapping[str, Any], lang: str, sep: str, join: str) -> str:
+def _answer_text(item: Mapping[str, Any], lang: str, sep: str) -> str:
     other = item.get("other_text")
     other_part = f"{other_label(lang)}{sep}{other}" if other else ""
     if item.get("type") == "multi_choice":
@@ -194,4 +193,6 @@ def _answer_text(item: Mapping[str, Any], lang: str, sep: str, join: str) -> str
     else:
         shown = item.get("label", item.get("answer"))
         parts = [str(shown)] if shown else []
-    return join.join(parts) if parts else ("（未作答）" if is_zh(lang) else "(no answer)")
+    if not parts:
+        return text("text.no_answer", lang)
+    return text("text.list_separator", lang).join(parts)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .fences import columns
 from .limits import MAX_BODY_BYTES
 
 _OPEN_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_-]*)([^<>\n]*)>")
@@ -25,7 +26,7 @@ _ESC_OPEN_RE = re.compile(r"&lt;([A-Za-z][A-Za-z0-9_-]*)((?:[^<>&\n]|&(?!gt;))*)
 _CLOSE_RE = re.compile(r"</([A-Za-z][A-Za-z0-9_-]*)[ \t]*>")
 _ESC_CLOSE_RE = re.compile(r"&lt;/([A-Za-z][A-Za-z0-9_-]*)[ \t]*&gt;")
 _BODY_START_RE = re.compile(r'[ \t]*(?:([{\["])|(\n|\Z)|(</|&lt;/))')
-_WHITESPACE_RE = re.compile(r"\s*")
+_AFTER_JSON_RE = re.compile(r"[ \t]*(?:\n([ \t]*))?")
 JSON_START_RE = re.compile(r"\s*[{]")
 _DECODER = json.JSONDecoder(strict=False)
 
@@ -102,5 +103,9 @@ def close_after_json(text: str, tag: OpenTag, names: frozenset[str]) -> CloseTag
         _, length = _DECODER.raw_decode(text[start : start + MAX_BODY_BYTES])
     except (ValueError, RecursionError):
         return None
-    after = _WHITESPACE_RE.match(text, start + length)
-    return match_close(text, after.end() if after else start + length, tag.escaped, names)
+    # The closing tag on the same line or the next, never past a blank line or indented
+    # as code: there the walk decides (a closing tag in code never closes).
+    after = _AFTER_JSON_RE.match(text, start + length)
+    if after is None or (after.group(1) is not None and columns(after.group(1)) > 3):
+        return None
+    return match_close(text, after.end(), tag.escaped, names)

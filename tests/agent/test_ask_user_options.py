@@ -18,7 +18,7 @@ from chat.usecases import message_post_user
 from questionnaires.asks import selectors as ask_selectors
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.services import structured_answer_submit
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
 
 from .test_loop import call, drive, of
 
@@ -110,7 +110,8 @@ def test_errors_in_the_conversation_language():
     assert result["errors"][0] == {
         "code": "ask.question_required",
         "path": "question",
-        "message": "请提供问题。",
+        "message": "请提供 `question`（不超过 500 个字符的非空字符串）。",
+        "details": {"limit": 500},
     }
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from chat.core.models import Conversation, Event, Message, Run
 from questionnaires.models import InteractiveForm, StructuredAnswer, Submission
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
 from tests.questionnaires.inline.conftest import TRIP
+from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.drafts import CardDraft
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
 from tests.questionnaires.forms.conftest import open_form
 from tests.questionnaires.inline.conftest import TRIP
+from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
 
 pytestmark = pytest.mark.django_db
 

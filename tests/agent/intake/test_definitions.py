@@ -78,7 +78,7 @@ def test_slot_reference_is_validated_and_normalized():
         ({"title": "t", "snippet": "s", "url": "javascript:alert(1)"}, "slots[1].reference.url: reference.url_invalid"),
         ({"title": "t", "snippet": "s", "url": "file:///etc/passwd"}, "slots[1].reference.url: reference.url_invalid"),
         ({"snippet": "s"}, "slots[1].reference.title: reference.title_required"),
-        ({"title": "t", "snippet": "s", "cite": "x"}, "slots[1].reference: reference.unknown_keys (Unknown keys: cite.)"),
+        ({"title": "t", "snippet": "s", "cite": "x"}, 'slots[1].reference: reference.unknown_keys (Unknown keys: "cite"; allowed: title, snippet, source, url.)'),
         ("see the guide", "slots[1].reference: reference.not_object"),
     ],
 )  # fmt: skip

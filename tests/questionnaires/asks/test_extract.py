@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
-from questionnaires.asks.payloads import ask_validate
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from questionnaires.protocol.ask_payload import ask_validate
+from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
 
 PAIN = ask_validate(
     {

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.models import StructuredAnswer
-from tests.questionnaires.asks.test_payloads import _options
+from tests.questionnaires.protocol.test_ask_payload import _options
 from tests.support.htmlcheck import assert_inert
 
 pytestmark = pytest.mark.django_db
