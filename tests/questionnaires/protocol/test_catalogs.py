@@ -30,7 +30,8 @@ def _documented_codes() -> set[str]:
     suffixes expanded to both of their prefixes."""
     text_ = README.read_text(encoding="utf-8")
     section = text_.split("## Error codes", 1)[1].split("\n## ", 1)[0]
-    codes = {c for c in _CODE_RE.findall(section) if not c.endswith(".")}
+    first_cells = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    codes = {c for cell in first_cells for c in _CODE_RE.findall(cell) if not c.endswith(".")}
     start = section.split("### `questionnaire_async`", 1)[1].split("\n### ", 1)[0]
     for suffix in _SUFFIX_RE.findall(start):
         codes.add(f"questionnaire.start.{suffix}")
