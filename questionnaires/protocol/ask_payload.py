@@ -105,6 +105,26 @@ class _Checker:
             "synonyms": [s.strip() for s in synonyms],
         }
 
+    def typed(self, kind: Any, payload: dict[str, Any]) -> dict[str, Any]:
+        """The fields of the ask's ``type``."""
+        if kind == "options":
+            return {"options": self.options(payload.get("options"))}
+        if kind == "scale":
+            return self.scale(payload)
+        if kind != "boolean":
+            return {}
+        true_label = self.optional_text(payload, "true_label") or text("text.yes", self.lang)
+        false_label = self.optional_text(payload, "false_label") or text("text.no", self.lang)
+        # Keep the labels in the normalized payload: re-validating it must be a no-op.
+        return {
+            "true_label": true_label,
+            "false_label": false_label,
+            "options": [
+                {"label": true_label, "value": True, "icon": "", "synonyms": []},
+                {"label": false_label, "value": False, "icon": "", "synonyms": []},
+            ],
+        }
+
     def scale(self, payload: dict[str, Any]) -> dict[str, Any]:
         low, high, step = payload.get("min", 1), payload.get("max", 10), payload.get("step", 1)
         if not (_number(low) and _number(high) and _number(step)):
@@ -153,19 +173,7 @@ def ask_validate(payload: Any, *, lang: str = "en") -> dict[str, Any]:
         "allow_free_text": allow or kind == "free_text_only",
         "free_text_placeholder": check.optional_text(payload, "free_text_placeholder"),
     }
-    if kind == "options":
-        result["options"] = check.options(payload.get("options"))
-    elif kind == "scale":
-        result.update(check.scale(payload))
-    elif kind == "boolean":
-        true_label = check.optional_text(payload, "true_label") or text("text.yes", lang)
-        false_label = check.optional_text(payload, "false_label") or text("text.no", lang)
-        # Keep the labels in the normalized payload: re-validating it must be a no-op.
-        result.update(true_label=true_label, false_label=false_label)
-        result["options"] = [
-            {"label": true_label, "value": True, "icon": "", "synonyms": []},
-            {"label": false_label, "value": False, "icon": "", "synonyms": []},
-        ]
+    result.update(check.typed(kind, payload))
     if check.errors:
         raise AskInvalid(tuple(check.errors))
     return result

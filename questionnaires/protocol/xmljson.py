@@ -47,6 +47,15 @@ class _Duplicates:
             self.found[id(obj)] = repeated
         return obj
 
+    def problem(self, data: Any, prefix: str, lang: str) -> JsonProblem:
+        """``{prefix}.json.duplicate_key`` for each repeated key (path: the key's)."""
+        return JsonProblem(
+            *(
+                make_error(f"{prefix}.json.duplicate_key", path, lang, key=key)
+                for path, key in self.paths(data)
+            )
+        )
+
     def paths(self, data: Any) -> list[tuple[str, str]]:
         """``(path, key)`` of every repeated key, in document order (iterative walk)."""
         result: list[tuple[str, str]] = []
@@ -103,12 +112,7 @@ def load_json_object(
     if _deeper_than(data, MAX_DEPTH):
         raise JsonProblem(_too_deep(prefix, lang))
     if duplicates.found:
-        raise JsonProblem(
-            *(
-                make_error(f"{prefix}.json.duplicate_key", path, lang, key=key)
-                for path, key in duplicates.paths(data)
-            )
-        )
+        raise duplicates.problem(data, prefix, lang)
     if not isinstance(data, dict):
         error = make_error(f"{prefix}.json.not_object", "", lang, received_type=type_name(data))
         raise JsonProblem(error)
