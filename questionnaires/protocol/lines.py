@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .fences import Fence, columns, fence_at
+from .fences import Fence, fence_at
 
 BLANK, TEXT, HEADING, CODE, FENCE, BREAK = range(6)
 
@@ -20,7 +20,8 @@ _BREAK_RE = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _UNDERLINE_RE = re.compile(r"(?:=+|-+)[ \t]*")
 # First characters of a line that may end a paragraph.
 _BLOCK_START = frozenset(" \t\n`~#>-+*_=0123456789")
-_MARKERS = frozenset("+0123456789")  # can only end a paragraph as a container fence
+_MARKERS = frozenset("-+*0123456789")  # list markers: they end one as a container fence
+_RULE_CHARS_RE = re.compile(r"[-*_= \t]*$")
 
 
 def classify(line: str, in_para: bool, in_container: bool = False) -> tuple[int, Fence | None]:
@@ -29,7 +30,8 @@ def classify(line: str, in_para: bool, in_container: bool = False) -> tuple[int,
     body = line.lstrip(" \t")
     if not body.strip(" \t") or (body[0] == ">" and not body.lstrip(" \t>")):
         return BLANK, None
-    cols = columns(line[: len(line) - len(body)])
+    indent = line[: len(line) - len(body)]
+    cols = len(indent.expandtabs(4)) if "\t" in indent else len(indent)  # fences.columns
     first = body[0]
     if first in "`~":
         fence = fence_at(body, "top" if cols <= 3 else "loose")
@@ -62,6 +64,8 @@ def may_end_paragraph(text: str, pos: int, eol: int) -> bool:
     first = text[pos]
     if first not in _BLOCK_START:
         return False
+    if first in "-*_=" and _RULE_CHARS_RE.match(text, pos, eol):
+        return True  # perhaps a thematic break or a setext underline
     if first in _MARKERS:
         return text.find("```", pos, eol) >= 0 or text.find("~~~", pos, eol) >= 0
-    return True
+    return first not in "_="

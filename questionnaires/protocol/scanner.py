@@ -216,9 +216,11 @@ class _Scanner:
         if at_line_start and classify(text[start:eol], False)[0] == HEADING:
             return min(eol + 1, self.n), _NONE
         container = at_line_start and CONTAINER_RE.match(text, start, eol) is not None
-        pos = eol + 1
-        while pos < self.n:
-            eol = self._eol(pos)
+        pos, n = eol + 1, self.n
+        while pos < n:
+            eol = text.find("\n", pos)
+            if eol < 0:
+                eol = n
             if may_end_paragraph(text, pos, eol):
                 kind = classify(text[pos:eol], True, container)[0]
                 if kind in (BLANK, FENCE, HEADING, BREAK):
