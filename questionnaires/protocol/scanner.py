@@ -270,7 +270,8 @@ class _Scanner:
             if start is None:
                 return None  # a word in a sentence
             if self.pending is not None:
-                if start == "json" and self.pending.json_opener is None:
+                unclosed_if_alone = JSON_START_RE.match(self.text, tag.end) is not None
+                if unclosed_if_alone and self.pending.json_opener is None:
                     self.pending.json_opener = self._waiting(tag)
                 return tag.end
         self._note_prose(prose_from, tag.start)
