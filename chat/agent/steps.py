@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from django.db import transaction
 
 from chat.agent.events import ToolCall, ToolResult
 from chat.agent.tools import TOOLS_BY_NAME
+from chat.core.metadata import MessageMetadata
 from chat.core.models import Message, Role, Run
 from chat.core.services import message_create
 from questionnaires.tool_calls import assistant_message_create
@@ -28,7 +28,7 @@ def step_persist(
     content: str,
     calls: Sequence[ToolCall],
     results: Sequence[ToolResult],
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
 ) -> Message:
     """One transaction: open tabs fetch the assistant message together with its tool
     results, so a `questionnaire_async` card is complete when it first appears."""

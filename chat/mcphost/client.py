@@ -162,7 +162,7 @@ async def _connected(endpoint: Endpoint, budget: Budget, hooks: Hooks) -> AsyncI
         elicit = hooks.elicit
 
         async def elicitation_callback(
-            _ctx: ClientRequestContext, params: types.ElicitRequestParams
+            context: ClientRequestContext, params: types.ElicitRequestParams
         ) -> types.ElicitResult | types.ErrorData:
             return await elicit(params, budget)
 

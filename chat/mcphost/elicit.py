@@ -21,7 +21,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -58,7 +58,10 @@ def hooks(*, extra: Mapping[str, Any], server_name: str, tool_name: str, call_id
     async def elicit(
         params: types.ElicitRequestParams, budget: Budget
     ) -> types.ElicitResult | types.ErrorData:
-        is_url = isinstance(params, types.ElicitRequestURLParams)
+        if isinstance(params, types.ElicitRequestURLParams):
+            mode, schema, url, remote_id = "url", None, params.url, params.elicitation_id
+        else:
+            mode, schema, url, remote_id = "form", dict(params.requested_schema), None, None
         opening = functools.partial(
             services.elicitation_open,
             conversation_id=conversation_id,
@@ -66,11 +69,11 @@ def hooks(*, extra: Mapping[str, Any], server_name: str, tool_name: str, call_id
             server_name=server_name,
             tool_name=tool_name,
             tool_call_id=call_id,
-            mode="url" if is_url else "form",
+            mode=mode,
             message=params.message,
-            requested_schema=None if is_url else dict(params.requested_schema),
-            url=params.url if is_url else None,
-            remote_id=params.elicitation_id if is_url else None,
+            requested_schema=schema,
+            url=url,
+            remote_id=remote_id,
         )
         with budget.paused():
             return await _ask(services, opening, run_id)
@@ -131,6 +134,10 @@ async def _ask(
                     services.elicitation_abandon, elicitation.pk, "the MCP call ended"
                 )
                 await _orm(abandon)
-    action = outcome.action if outcome.action in ("accept", "decline", "cancel") else "cancel"
+    actions: dict[str, Literal["accept", "decline", "cancel"]] = {
+        "accept": "accept",
+        "decline": "decline",
+    }
+    action = actions.get(outcome.action, "cancel")
     content = outcome.content if action == "accept" else None
     return types.ElicitResult(action=action, content=content)

@@ -17,10 +17,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -29,20 +28,23 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run
 from chat.core.services import event_emit, message_create
 from questionnaires.drafts import draft_clear
+from questionnaires.elicitations.links import MAX_URL, url_is_openable
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.presenter import card_key
+from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
+from questionnaires.protocol.elicitation_schema import schema_check
+from questionnaires.protocol.jsontypes import Json
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
-MAX_URL = 4096
 Status = ElicitationStatus
 
 
 @dataclass(frozen=True)
 class ElicitationOutcome:
     action: str  # "accept" | "decline" | "cancel"
-    content: dict[str, Any] | None  # validated content for accept in form mode, else None
+    content: dict[str, Json] | None  # validated content for accept in form mode, else None
 
 
 class ElicitationRefused(ChatError):
@@ -52,29 +54,6 @@ class ElicitationRefused(ChatError):
     def __init__(self, code: str, message: str, *, elicitation: Elicitation | None = None):
         super().__init__(code, message, status=400)
         self.elicitation = elicitation
-
-
-def card_key(elicitation_id: int) -> str:
-    """The card's draft key (questionnaires.drafts)."""
-    return f"elic:{elicitation_id}"
-
-
-def url_is_openable(url: str) -> bool:
-    """Only absolute http(s) URLs with a host, no spaces or control characters."""
-    if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return False
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if host:
-            host.encode("idna")
-    except (ValueError, UnicodeError):
-        return False
-    return parts.scheme in ("http", "https") and bool(host)
-
-
-def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
-    return schema_check(elicitation.requested_schema).fields
 
 
 # --- opening ---------------------------------------------------------------------------
@@ -89,7 +68,7 @@ def elicitation_open(
     tool_call_id: str,
     mode: str,
     message: str,
-    requested_schema: dict[str, Any] | None = None,
+    requested_schema: Mapping[str, object] | None = None,
     url: str | None = None,
     remote_id: str | None = None,
 ) -> Elicitation:
@@ -134,7 +113,7 @@ def elicitation_open(
     return row
 
 
-def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str, str] | None:
+def _refusal(server: str, mode: str, schema: object, url: str | None) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
         if url_is_openable(str(url or "")):
@@ -168,9 +147,9 @@ def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str,
 def elicitation_answer(
     *,
     elicitation: Elicitation,
-    action: Any,
+    action: object,
     data: Mapping[str, Sequence[str]],
-    user: Any,
+    user: User,
     utc_offset: str = "Z",
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
@@ -236,7 +215,9 @@ def _locked(elicitation: Elicitation, status: str) -> None:
     )
 
 
-def _close(pk: int, status: str, *, code: str = "", reason: str = "", also: Any = ()) -> bool:
+def _close(
+    pk: int, status: str, *, code: str = "", reason: str = "", also: tuple[str, ...] = ()
+) -> bool:
     """Move a pending (or `also` one of these) elicitation to `status`; False if it
     wasn't in such a state any more."""
     with transaction.atomic():

@@ -15,8 +15,9 @@ onto it.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
@@ -24,10 +25,18 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import FormError
 from chat.core.models import Message
-from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.forms.models import (
+    TOOL_NAME,
+    FormQuestion,
+    FormStatus,
+    InteractiveForm,
+    ToolResult,
+    form_questions,
+)
+from questionnaires.forms.selectors import form_pending
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
+from questionnaires.protocol.jsontypes import Json, JsonObject, JsonValue
 
-TOOL_NAME = "interactive_form_question"
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
 MAX_ANSWER_MESSAGE = 10_000
@@ -37,14 +46,14 @@ MAX_ANSWER_MESSAGE = 10_000
 class CheckedAnswer:
     form: InteractiveForm
     status: str
-    answers: dict[str, Any]
+    answers: dict[str, str | list[str]]
     message: str
 
 
 # --- opening a form (the tool) -----------------------------------------------------------
 
 
-def _tool_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+def _tool_error(code: str, message: str, **extra: JsonValue) -> ToolResult:
     return {"success": False, "status": "error", "error_code": code, "message": message, **extra}
 
 
@@ -54,9 +63,9 @@ def form_open(
     run_id: int | None,
     message_id: int | None,
     tool_use_id: str,
-    arguments: Any,
+    arguments: object,
     lang: str = "en",
-) -> dict[str, Any]:
+) -> ToolResult:
     """Run the `interactive_form_question` tool: the result the model sees.
 
     Invalid arguments return every problem (`INVALID_ARGUMENT`) and never render; a
@@ -76,12 +85,12 @@ def form_open(
         if refusal is not None:
             return refusal
         ask_id = "ask_" + secrets.token_hex(8)
-        payload = {
+        payload: JsonObject = {
             "type": TOOL_NAME,
             "ask_id": ask_id,
             "task_id": conversation_id,
             "subtask_id": run_id,
-            "questions": normalized.questions,
+            "questions": cast(list[Json], normalized.questions),
         }
         try:
             with transaction.atomic():
@@ -102,7 +111,7 @@ def form_open(
     return _deferred(form)
 
 
-def _deferred(form: InteractiveForm) -> dict[str, Any]:
+def _deferred(form: InteractiveForm) -> ToolResult:
     return {
         DEFERRED_FLAG: True,
         "success": True,
@@ -117,7 +126,7 @@ def _opened_by_call(*, run_id: int | None, tool_use_id: str) -> InteractiveForm 
     return InteractiveForm.objects.filter(run_id=run_id, tool_use_id=tool_use_id).first()
 
 
-def _open_refusal(*, conversation_id: int, run_id: int | None) -> dict[str, Any] | None:
+def _open_refusal(*, conversation_id: int, run_id: int | None) -> ToolResult | None:
     if run_id is not None and InteractiveForm.objects.filter(run_id=run_id).exists():
         return _tool_error(
             "interactive_form_already_shown",
@@ -134,7 +143,7 @@ def _open_refusal(*, conversation_id: int, run_id: int | None) -> dict[str, Any]
     return None
 
 
-def _write_payload(message_id: int, tool_use_id: str, payload: dict[str, Any]) -> None:
+def _write_payload(message_id: int, tool_use_id: str, payload: JsonObject) -> None:
     message = Message.objects.select_for_update().get(pk=message_id)
     metadata = dict(message.metadata or {})
     payloads = dict(metadata.get("render_payloads") or {})
@@ -161,41 +170,10 @@ def form_attach_to_message(instance: Message) -> None:
         instance.metadata = Message.objects.get(pk=instance.pk).metadata
 
 
-# --- reading -----------------------------------------------------------------------------
-
-
-def form_pending(*, conversation_id: int) -> InteractiveForm | None:
-    return InteractiveForm.objects.filter(
-        conversation_id=conversation_id, status=FormStatus.PENDING
-    ).first()
-
-
-def form_for_tool_call(*, conversation_id: int, tool_use_id: str) -> InteractiveForm | None:
-    if not tool_use_id:
-        return None
-    return (
-        InteractiveForm.objects.select_related("message")
-        .filter(conversation_id=conversation_id, tool_use_id=tool_use_id)
-        .first()
-    )
-
-
-def forms_for_tool_calls(
-    *, conversation_id: int, tool_use_ids: list[str]
-) -> dict[str, InteractiveForm]:
-    """The forms of these tool calls, by tool call id (one query; for rendering)."""
-    if not tool_use_ids:
-        return {}
-    rows = InteractiveForm.objects.filter(
-        conversation_id=conversation_id, tool_use_id__in=tool_use_ids
-    )
-    return {form.tool_use_id: form for form in rows}
-
-
 # --- answering ---------------------------------------------------------------------------
 
 
-def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -> CheckedAnswer:
+def form_check_answer(*, conversation_id: int, payload: object, lang: str = "en") -> CheckedAnswer:
     """Validate a follow-up answer payload against the pending form; raise `FormError`.
 
     Order: the payload's shape and `type` (`invalid_interactive_form_answer`), a pending
@@ -230,7 +208,7 @@ def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -
             details={"tool_use_id": form.tool_use_id},
         )
     status, message = _status_and_message(payload)
-    answers: dict[str, Any] = {}
+    answers: dict[str, str | list[str]] = {}
     if status == FormStatus.ANSWERED:
         check = validate_form_answers(
             form.render_payload.get("questions", []), payload.get("answers", {}), lang=lang
@@ -246,7 +224,7 @@ def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -
     return CheckedAnswer(form=form, status=status, answers=answers, message=message)
 
 
-def _status_and_message(payload: dict[str, Any]) -> tuple[str, str]:
+def _status_and_message(payload: Mapping[str, object]) -> tuple[str, str]:
     status = payload.get("status", FormStatus.ANSWERED)
     message = payload.get("message") or ""
     if status not in ANSWER_STATUSES:
@@ -280,10 +258,10 @@ def form_link_answer_message(*, form: InteractiveForm, message_id: int) -> None:
     InteractiveForm.objects.filter(pk=form.pk).update(answer_message_id=message_id)
 
 
-def form_tool_result(*, checked: CheckedAnswer) -> dict[str, Any]:
+def form_tool_result(*, checked: CheckedAnswer) -> dict[str, JsonValue]:
     """What the model receives as the tool result of the form's tool call."""
-    questions = checked.form.render_payload.get("questions", [])
-    result: dict[str, Any] = {
+    questions = form_questions(checked.form.render_payload)
+    result: dict[str, JsonValue] = {
         "type": TOOL_NAME,
         "ask_id": checked.form.ask_id,
         "tool_use_id": checked.form.tool_use_id,
@@ -296,18 +274,30 @@ def form_tool_result(*, checked: CheckedAnswer) -> dict[str, Any]:
     return result
 
 
-def _answer_entry(question: dict[str, Any], value: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": question["id"], "question": question["question"]}
+def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict[str, JsonValue]:
+    entry: dict[str, JsonValue] = {"id": question["id"], "question": question["question"]}
     labels = {o["value"]: o["label"] for o in question.get("options", [])}
     if question["input_type"] == "choice" and question.get("multi_select"):
-        entry["values"] = list(value or [])
-        entry["labels"] = [labels.get(v, v) for v in value or []]
+        values = value if isinstance(value, list) else []
+        entry["values"] = values
+        entry["labels"] = [labels.get(v, v) for v in values]
     elif question["input_type"] == "choice":
-        entry["value"] = value or ""
-        entry["label"] = labels.get(value or "", "")
+        chosen = value if isinstance(value, str) else ""
+        entry["value"] = chosen
+        entry["label"] = labels.get(chosen, "")
     else:
-        entry["value"] = value or ""
+        entry["value"] = value if isinstance(value, str) else ""
     return entry
+
+
+def _shown(question: FormQuestion, value: str | list[str] | None) -> str:
+    """An answer as people read it: the options' labels, or the text."""
+    labels = {o["value"]: o["label"] for o in question.get("options", [])}
+    if isinstance(value, list):
+        return ", ".join(labels.get(v, v) for v in value)
+    if question["input_type"] == "choice":
+        return labels.get(value or "", "") or (value or "")
+    return value or ""
 
 
 def form_answer_summary(*, checked: CheckedAnswer) -> str:
@@ -316,10 +306,9 @@ def form_answer_summary(*, checked: CheckedAnswer) -> str:
         lines = [_("Form cancelled.")]
     else:
         lines = [_("Form answered:")]
-        for entry in form_tool_result(checked=checked).get("answers", []):
-            shown = entry.get("labels") or entry.get("label") or entry.get("value") or ""
-            text = ", ".join(shown) if isinstance(shown, list) else shown
-            lines.append(f"- {entry['question']}: {text or _('(no answer)')}")
+        for question in form_questions(checked.form.render_payload):
+            text = _shown(question, checked.answers.get(question["id"]))
+            lines.append(f"- {question['question']}: {text or _('(no answer)')}")
     if checked.message:
         lines.append("")
         lines.append(checked.message)

@@ -14,10 +14,11 @@ Types: ``options`` (the spec's shape; the default when ``type`` is absent), ``sc
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .catalogs import text
 from .error_messages import make_error, type_name
+from .jsontypes import Json
 from .segments import ProtocolError, ProtocolException
 
 TYPES = ("options", "scale", "boolean", "free_text_only")
@@ -28,15 +29,41 @@ MAX_STEPS = 1000
 BUTTONS_MAX = 5  # 2–5 options are buttons, 6+ a dropdown (spec 004 "设计要点")
 
 
+class AskOption(TypedDict):
+    label: str
+    value: Json
+    icon: NotRequired[str]
+    synonyms: NotRequired[list[str]]
+
+
+class AskPayload(TypedDict, total=False):
+    """A normalized spec-004 ``ask_user_options`` payload (what ``ask_validate`` returns,
+    what ``Message.metadata["ask_user_options"]`` holds)."""
+
+    type: Literal["options", "scale", "boolean", "free_text_only"]
+    question: str
+    field: str
+    options: list[AskOption]
+    allow_free_text: bool
+    free_text_placeholder: str
+    min: float
+    max: float
+    step: float
+    min_label: str
+    max_label: str
+    true_label: str
+    false_label: str
+
+
 class AskInvalid(ProtocolException):
     """The payload can't be rendered; ``errors`` lists every problem."""
 
 
-def _text(value: Any) -> bool:
+def _text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_TEXT
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -101,7 +128,7 @@ class _Checker:
         return {
             "label": label.strip(),
             "value": value,
-            "icon": (icon or "")[:16],
+            "icon": str(icon or "")[:16],
             "synonyms": [s.strip() for s in synonyms],
         }
 
@@ -142,7 +169,7 @@ class _Checker:
         }
 
 
-def ask_validate(payload: Any, *, lang: str = "en") -> dict[str, Any]:
+def ask_validate(payload: object, *, lang: str = "en") -> AskPayload:
     """Return the normalized payload or raise :class:`AskInvalid` with every problem.
 
     ``lang`` is the language of the messages and of a yes/no ask's default labels (the
@@ -176,10 +203,10 @@ def ask_validate(payload: Any, *, lang: str = "en") -> dict[str, Any]:
     result.update(check.typed(kind, payload))
     if check.errors:
         raise AskInvalid(tuple(check.errors))
-    return result
+    return cast(AskPayload, result)  # every key checked and normalized above
 
 
-def ask_widget(ask: dict[str, Any]) -> str:
+def ask_widget(ask: AskPayload) -> str:
     """Which widget renders the (normalized) ask: the table in spec 004 §2."""
     kind = ask["type"]
     if kind == "options":
@@ -187,23 +214,22 @@ def ask_widget(ask: dict[str, Any]) -> str:
     return {"scale": "slider", "boolean": "boolean", "free_text_only": "free_text"}[kind]
 
 
-def option_for_value(ask: dict[str, Any], value: Any) -> dict[str, Any] | None:
+def option_for_value(ask: AskPayload, value: object) -> AskOption | None:
     """The offered option whose value equals ``value`` (form posts send strings)."""
-    options: list[dict[str, Any]] = ask["options"]
-    for option in options:
+    for option in ask["options"]:
         if option["value"] == value or form_value(option["value"]) == value:
             return option
     return None
 
 
-def scale_value(ask: dict[str, Any], value: Any) -> int | float | None:
+def scale_value(ask: AskPayload, value: object) -> int | float | None:
     """``value`` as a number on the ask's scale (snapped to a step), or None if outside."""
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
             return None
-    if not _number(value):
+    if not isinstance(value, int | float) or isinstance(value, bool) or not _number(value):
         return None
     low, high, step = ask["min"], ask["max"], ask["step"]
     if not low <= value <= high:
@@ -212,7 +238,7 @@ def scale_value(ask: dict[str, Any], value: Any) -> int | float | None:
     return int(snapped) if float(snapped).is_integer() else round(snapped, 6)
 
 
-def form_value(value: Any) -> str:
+def form_value(value: object) -> str:
     """How a value travels in an HTML form (booleans as true/false)."""
     if isinstance(value, bool):
         return "true" if value else "false"

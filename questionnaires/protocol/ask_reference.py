@@ -11,7 +11,6 @@ normalized form always has all four keys (``source`` and ``url`` may be "").
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from .error_messages import make_error, type_name
@@ -36,7 +35,7 @@ def _url_ok(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _checked(key: str, value: Any, lang: str) -> str | ProtocolError:
+def _checked(key: str, value: object, lang: str) -> str | ProtocolError:
     """The normalized value of one present key, or its error."""
     path = f"reference.{key}"
     if not isinstance(value, str) or not value.strip() or len(value) > LIMITS[key]:
@@ -47,7 +46,7 @@ def _checked(key: str, value: Any, lang: str) -> str | ProtocolError:
     return stripped
 
 
-def reference_validate(raw: Any, *, lang: str = "en") -> dict[str, str]:
+def reference_validate(raw: object, *, lang: str = "en") -> dict[str, str]:
     """Return the normalized reference or raise :class:`ReferenceInvalid`."""
     if not isinstance(raw, dict):
         error = make_error("reference.not_object", "reference", lang, received_type=type_name(raw))
@@ -76,7 +75,7 @@ def reference_validate(raw: Any, *, lang: str = "en") -> dict[str, str]:
     return result
 
 
-def reference_or_none(raw: Any) -> dict[str, str] | None:
+def reference_or_none(raw: object) -> dict[str, str] | None:
     """The normalized reference, or None when absent or unusable (rendering never fails)."""
     if raw is None:
         return None

@@ -25,6 +25,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from bench.liveserver import free_port
+
 
 class Booking(BaseModel):
     size: int = Field(description="How many people?")
@@ -112,12 +114,6 @@ def make_server() -> MCPServer:
         os._exit(1)
 
     return server
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

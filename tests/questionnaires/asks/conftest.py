@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
 from questionnaires.protocol.ask_payload import ask_validate
-from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 
 PAIN = ask_validate(
     {

@@ -10,8 +10,8 @@ import pytest
 
 from chat.core.models import Event, Message
 from questionnaires.asks.services import ask_create
-from tests.questionnaires.protocol.test_ask_payload import SPEC_PAYLOAD
-from tests.questionnaires.protocol.test_ask_reference import GOOD
+from tests.support.asking import REFERENCE as GOOD
+from tests.support.asking import SPEC_PAYLOAD
 from tests.support.htmlcheck import assert_inert
 
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'

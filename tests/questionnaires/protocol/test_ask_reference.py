@@ -9,13 +9,7 @@ from questionnaires.protocol.ask_reference import (
     reference_or_none,
     reference_validate,
 )
-
-GOOD = {
-    "title": "Why swelling matters",
-    "snippet": "Swelling means fluid in the joint.",
-    "source": "Clinic intake guide",
-    "url": "https://example.org/knee#swelling",
-}
+from tests.support.asking import REFERENCE as GOOD
 
 
 def _codes(raw):
