@@ -69,10 +69,10 @@ def ask_create(
     """Persist an ask as an assistant message and emit `ask_user_options`.
 
     An invalid payload never becomes a widget: it emits an `error` event listing every
-    problem and returns None. `reference` (optional, see `references.py`) is the knowledge
-    source behind the question: kept in the message metadata as `knowledge_reference` and
-    emitted as a `knowledge_reference` event; a malformed one emits an `error` event and
-    the question is asked without it.
+    problem and returns None. `reference` (optional, see `protocol/ask_reference.py`) is
+    the knowledge source behind the question: kept in the message metadata as
+    `knowledge_reference` and emitted as a `knowledge_reference` event; a malformed one
+    emits an `error` event and the question is asked without it.
     """
     try:
         ask = ask_validate(payload, lang=conversation.language)
