@@ -35,7 +35,9 @@ def context_messages(*, conversation: Conversation) -> list[dict[str, Any]]:
     ]
     issued: set[str] = set()
     for message in stored:
-        if (message.metadata or {}).get("kind") in EXCLUDED_KINDS:
+        metadata = message.metadata or {}
+        # (a step's message stored before its tools ran: the loop adds the step itself)
+        if metadata.get("kind") in EXCLUDED_KINDS or metadata.get("step") == "open":
             continue
         item = _to_openai(message, answered, issued)
         if item is not None:

@@ -38,7 +38,7 @@ from .events import (
 )
 from .llm.base import Completion, LLMClient, LLMError
 from .notices import loop_recovery_notice, pause_notice
-from .tools.base import Tool, ToolContext, ToolStop, ends_awaiting_user, is_deferred
+from .tools.base import Tool, ToolContext, ToolStop, ToolSuspended, ends_awaiting_user, is_deferred
 
 
 @dataclass(frozen=True)
@@ -217,6 +217,10 @@ class _Loop:
             return error_result("INVALID_JSON", message), stop
         try:
             return tool.execute(arguments, replace(self.context, call_id=call.id)), None
+        except ToolSuspended:
+            # The call waits outside the run (journaled by its tool): the turn stops here
+            # and a later attempt replays this step up to this call.
+            raise _Stopped(RunStopped(Stop.SUSPENDED)) from None
         except ToolStop as exc:
             stop = RunStopped(Stop.ERROR, exc.code, exc.message)
             return exc.result or error_result(exc.code.upper(), exc.message), stop

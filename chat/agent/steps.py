@@ -18,7 +18,24 @@ from chat.agent.events import ToolCall, ToolResult
 from chat.agent.tools import TOOLS_BY_NAME
 from chat.core.models import Message, Role, Run
 from chat.core.services import message_create
+from questionnaires.forms.services import form_attach_to_message
 from questionnaires.tool_calls import assistant_message_create
+
+# `metadata["step"]` of a step's message stored before its tools ran ("open" until the
+# step is stored whole): the model's context leaves it out meanwhile (chat.agent.context).
+STEP_OPEN = "open"
+
+
+def step_message_open(*, run: Run, content: str, calls: Sequence[ToolCall]) -> Message:
+    """Store a step's assistant message before its tools run (a step calling MCP tools,
+    so the text shows before a server's question); `step_persist(opened=…)` completes it."""
+    return assistant_message_create(
+        conversation=run.conversation,
+        content=content,
+        tool_calls=[c.to_openai() for c in calls],
+        metadata={"kind": "reply", "step": STEP_OPEN},
+        run=run,
+    )
 
 
 @transaction.atomic
@@ -29,17 +46,25 @@ def step_persist(
     calls: Sequence[ToolCall],
     results: Sequence[ToolResult],
     metadata: dict[str, Any] | None = None,
+    opened: int | None = None,
 ) -> Message:
     """One transaction: open tabs fetch the assistant message together with its tool
-    results, so a `questionnaire_async` card is complete when it first appears."""
+    results, so a `questionnaire_async` card is complete when it first appears.
+    `opened`: the step's message was stored before its tools ran; complete that one."""
     conversation = run.conversation
-    assistant = assistant_message_create(
-        conversation=conversation,
-        content=content,
-        tool_calls=[c.to_openai() for c in calls],
-        metadata=metadata,
-        run=run,
-    )
+    assistant = Message.objects.filter(pk=opened, run=run).first() if opened else None
+    if assistant is None:
+        assistant = assistant_message_create(
+            conversation=conversation,
+            content=content,
+            tool_calls=[c.to_openai() for c in calls],
+            metadata=metadata,
+            run=run,
+        )
+    else:
+        assistant.metadata = dict(metadata or {})
+        Message.objects.filter(pk=assistant.pk).update(metadata=assistant.metadata)
+        form_attach_to_message(assistant)  # a form its tools opened meanwhile
     for result in results:
         message_create(
             conversation=conversation,

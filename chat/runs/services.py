@@ -8,9 +8,11 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Run, RunStatus
 from chat.core.selectors import run_latest
+from chat.core.waits import waits_open
 from chat.runs.dispatch import run_dispatch
+from chat.runs.waits import run_waits_end
 
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.SUSPENDED)
 RETRYABLE = (RunStatus.FAILED, RunStatus.CANCELLED)
 
 
@@ -22,12 +24,18 @@ def run_get(*, conversation: Conversation, run_id: int) -> Run:
 
 
 def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
-    """Ask a running turn to stop; the loop checks between steps and ends `cancelled`."""
+    """Ask a turn to stop: a running one ends `cancelled` at its next step; a suspended
+    one is queued again to end so; the run's waits end either way (also after its turn
+    finished: a link a server asked for, say)."""
     run = run_get(conversation=conversation, run_id=run_id)
-    if run.status not in ACTIVE:
+    active = run.status in ACTIVE
+    if not active and not waits_open(run_id=run.pk):
         raise ChatError("run_not_active", _("This run has already finished."), status=409)
-    Run.objects.filter(pk=run.pk).update(cancel_requested=True)
-    run.cancel_requested = True
+    with transaction.atomic():
+        if active:
+            Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+            run.cancel_requested = True
+        run_waits_end(run)
     return run
 
 

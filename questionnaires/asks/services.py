@@ -7,12 +7,14 @@ import logging
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Message, Role, Run
+from chat.core.models import Conversation, Message, Role, Run, WaitKind
 from chat.core.services import answer_post, event_emit, message_create
+from chat.core.waits import WaitLimited, wait_open
 from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
@@ -38,6 +40,26 @@ def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: 
             name="consultation_state_patch",
             data={"patch": patch.ops, **extra},
         )
+
+
+def _ask_store(
+    conversation: Conversation, ask: dict[str, Any], metadata: dict[str, Any], run: Run | None
+) -> Message:
+    message = message_create(
+        conversation=conversation,
+        role=Role.ASSISTANT,
+        content=ask["question"],
+        metadata=metadata,
+        run=run,
+    )
+    wait_open(
+        conversation=conversation,
+        kind=WaitKind.ASK,
+        ref=f"ask:{message.pk}",
+        seconds=settings.WAIT_TIMEOUT,
+        run=run,
+    )
+    return message
 
 
 def ask_create(
@@ -75,42 +97,59 @@ def ask_create(
     metadata: dict[str, Any] = {"ask_user_options": ask, "turn_id": turn_id}
     if knowledge is not None:
         metadata["knowledge_reference"] = knowledge
-    with transaction.atomic():
-        message = message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=ask["question"],
-            metadata=metadata,
-            run=run,
-        )
+    try:
+        return _ask_publish(conversation, ask, metadata, run, knowledge, turn_id)
+    except WaitLimited as limited:  # nothing was stored; the limit says why
         event_emit(
             conversation_id=conversation.pk,
-            name="ask_user_options",
+            name="error",
             data={
-                "type": "ask_user_options",
-                "payload": ask,
-                "message_id": message.pk,
-                "turn_id": turn_id,
+                "code": limited.code,
+                "message": limited.message,
+                "run_id": run.pk if run else None,
             },
         )
-        if knowledge is not None:
-            event_emit(
-                conversation_id=conversation.pk,
-                name="knowledge_reference",
-                data={
-                    "turn_id": turn_id,
-                    "message_id": message.pk,
-                    "field": ask["field"],
-                    **knowledge,
-                },
-            )
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        if ask["field"] not in patch.state["consultation_state"]:
-            patch.list_add("missing_slots", ask["field"])
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
+        return None
+
+
+@transaction.atomic
+def _ask_publish(
+    conversation: Conversation,
+    ask: dict[str, Any],
+    metadata: dict[str, Any],
+    run: Run | None,
+    knowledge: Any,
+    turn_id: str,
+) -> Message:
+    message = _ask_store(conversation, ask, metadata, run)
+    event_emit(
+        conversation_id=conversation.pk,
+        name="ask_user_options",
+        data={
+            "type": "ask_user_options",
+            "payload": ask,
+            "message_id": message.pk,
+            "turn_id": turn_id,
+        },
+    )
+    if knowledge is not None:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="knowledge_reference",
+            data={
+                "turn_id": turn_id,
+                "message_id": message.pk,
+                "field": ask["field"],
+                **knowledge,
+            },
+        )
+    locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    patch = StatePatch(locked.state)
+    if ask["field"] not in patch.state["consultation_state"]:
+        patch.list_add("missing_slots", ask["field"])
+    locked.save(update_fields=["state"])
+    conversation.state = locked.state
+    state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
     return message
 
 

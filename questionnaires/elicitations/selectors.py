@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation
+from chat.core.models import Conversation, Wait, WaitKind, WaitStatus
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 
 
@@ -26,12 +26,20 @@ def elicitation_get(*, conversation: Conversation, elicitation_id: Any) -> Elici
 
 
 def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
-    """The elicitation still waiting for the person (not past its time), if any."""
+    """The elicitation a server truly waits on (pending, its wait open and not past its
+    time), if any: only then is typing refused."""
+    open_waits = Wait.objects.filter(
+        conversation_id=conversation_id,
+        kind=WaitKind.ELICITATION,
+        status=WaitStatus.OPEN,
+        deadline__gt=timezone.now(),
+    ).values_list("ref", flat=True)
+    ids = [int(ref.partition(":")[2]) for ref in open_waits]
+    if not ids:
+        return None
     return (
         Elicitation.objects.filter(
-            conversation_id=conversation_id,
-            status=ElicitationStatus.PENDING,
-            expires_at__gt=timezone.now(),
+            pk__in=ids, status=ElicitationStatus.PENDING, expires_at__gt=timezone.now()
         )
         .order_by("id")
         .first()

@@ -18,12 +18,14 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import FormError
-from chat.core.models import Message
+from chat.core.models import Conversation, Message, Run, WaitKind
+from chat.core.waits import WaitLimited, wait_open
 from questionnaires.forms.models import FormStatus, InteractiveForm
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 
@@ -95,6 +97,16 @@ def form_open(
                 )
                 if message_id is not None:
                     _write_payload(message_id, tool_use_id, payload)
+                wait_open(
+                    conversation=Conversation.objects.get(pk=conversation_id),
+                    kind=WaitKind.FORM,
+                    ref=f"form:{form.pk}",
+                    seconds=settings.WAIT_TIMEOUT,
+                    run=Run.objects.filter(pk=run_id).first() if run_id is not None else None,
+                    tool_call_id=tool_use_id,
+                )
+        except WaitLimited as limited:  # nothing was stored
+            return _tool_error(limited.code, limited.message)
         except IntegrityError:  # a concurrent call won the race for this run/conversation
             return _open_refusal(conversation_id=conversation_id, run_id=run_id) or _tool_error(
                 "pending_interactive_form", _("Another form is already waiting for the user.")

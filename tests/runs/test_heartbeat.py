@@ -182,7 +182,8 @@ def test_reap_runs_command(conversation, settings):
     out = StringIO()
     call_command("reap_runs", stdout=out)
     assert out.getvalue().strip() == (
-        f"0 run(s) queued again: []; 0 handed off again: []; 1 failed: [{run.pk}]"
+        f"0 run(s) queued again: []; 0 handed off again: []; 1 failed: [{run.pk}]; "
+        "0 overdue wait(s) ended"
     )
 
 

@@ -37,6 +37,13 @@ class ToolStop(Exception):
         self.result = result
 
 
+class ToolSuspended(Exception):
+    """The call waits on something outside this process — a person answering an MCP
+    server's question, the MCP session host — and has recorded what it waits for: the
+    run suspends (its worker is released) and a later attempt executes the call again,
+    which picks up where it stands (only `resumable` tools raise this)."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool may know about its caller: the language and opaque adapter data
@@ -58,6 +65,9 @@ class Tool:
     persisted: Callable[[Mapping[str, Any], Any, Any], None] | None = None
     # Safe to run again for the same call id after a crash lost its result (see above).
     idempotent: bool = False
+    # Executed again by a resumed attempt even when it had started: the tool keeps its
+    # own record per call id and picks up from it (MCP tools; chat.mcphost.calling).
+    resumable: bool = False
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry."""

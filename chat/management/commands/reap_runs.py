@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from chat.runs.heartbeat import run_reap_stale
+from chat.runs.waits import waits_expire
 
 
 class Command(BaseCommand):
@@ -14,8 +15,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         reaped = run_reap_stale()
+        expired = waits_expire()
         self.stdout.write(
             f"{len(reaped.requeued)} run(s) queued again: {reaped.requeued}; "
             f"{len(reaped.redispatched)} handed off again: {reaped.redispatched}; "
-            f"{len(reaped.failed)} failed: {reaped.failed}"
+            f"{len(reaped.failed)} failed: {reaped.failed}; {expired} overdue wait(s) ended"
         )
