@@ -86,16 +86,13 @@ def call_execute(
 
 
 def _without_run(server: McpServer, remote: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A call outside a run (nothing to suspend): one round; a question can't be asked."""
+    """A call outside a run (nothing to suspend, no one to ask): one connection; a
+    server that asks is told the chat can't."""
     try:
-        answer = client.call_round(
-            endpoint(server), remote, arguments, seconds=settings.MCP_TOOL_TIMEOUT
-        )
+        result = client.tool_call(endpoint(server), remote, arguments)
     except client.McpHostError as exc:
         return error_result(exc.code, exc.message)
-    if answer.result is not None:
-        return call_result(server.name, remote, answer.result)
-    return error_result(MCP_UNSUPPORTED_INPUT, f"{server.name} needs a person to answer first.")
+    return call_result(server.name, remote, result)
 
 
 def _record(

@@ -79,17 +79,23 @@ class SessionHost:
         last_beat = time.monotonic()
         try:
             while not stop.is_set():
-                if time.monotonic() - last_beat >= beat_every:
-                    await self.db(hosted.lease_beat, self.host_id)
-                    last_beat = time.monotonic()
-                for call in await self.db(hosted.calls_claim, self.host_id):
-                    task = asyncio.create_task(self.execute(call), name=f"mcp-call-{call.pk}")
-                    self.calls[call.pk] = task
-                    task.add_done_callback(lambda _t, pk=call.pk: self.calls.pop(pk, None))
-                await self.settle_cards()
+                try:
+                    if time.monotonic() - last_beat >= beat_every:
+                        await self.db(hosted.lease_beat, self.host_id)
+                        last_beat = time.monotonic()
+                    await self.take_calls()
+                    await self.settle_cards()
+                except Exception:  # the database restarting, say: the next tick tries again
+                    logger.exception("MCP session host %s: a tick failed", self.host_id)
                 await asyncio.sleep(self.tick)
         finally:
             await self.shutdown()
+
+    async def take_calls(self) -> None:
+        for call in await self.db(hosted.calls_claim, self.host_id):
+            task = asyncio.create_task(self.execute(call), name=f"mcp-call-{call.pk}")
+            self.calls[call.pk] = task
+            task.add_done_callback(lambda _t, pk=call.pk: self.calls.pop(pk, None))
 
     async def settle_cards(self) -> None:
         if not self.cards or self.services is None:

@@ -1,8 +1,12 @@
 """Real MCP servers for tests, written with the official SDK's high-level server.
 
+`make_server()` speaks only 2025-11-25 (its `server/discover` names no 2026 revision,
+so a client in automatic mode falls back to the handshake): its tools ask mid-call with
+`ctx.elicit`. `make_modern_server()` speaks 2026-07-28: its tools ask with input requests
+in their results (`Resolve(Elicit…)`, or an `InputRequiredResult` they return).
 `serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
-URL; `dying_server()` runs one in a subprocess whose `die` tool kills its own process
-mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
+URL; `dying_server()` runs the 2025-11-25 one in a subprocess whose `die` tool kills its
+own process mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Literal
+from typing import Annotated, Literal
 
+import mcp_types as types
 import uvicorn
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel, Field
 
 
@@ -58,8 +65,22 @@ class Everything(BaseModel):
     )
 
 
+def legacy_only(server: MCPServer) -> MCPServer:
+    """Make `server` answer `server/discover` with no 2026 revision (like go-sdk's
+    stateful default): clients in automatic mode use the 2025-11-25 handshake."""
+
+    async def discover(_ctx: object, _params: object) -> types.DiscoverResult:
+        return types.DiscoverResult(supported_versions=["2025-11-25"], capabilities={})
+
+    server._lowlevel_server.add_request_handler(  # noqa: SLF001 (the SDK's documented hook)
+        "server/discover", types.RequestParams, discover
+    )
+    return server
+
+
 def make_server() -> MCPServer:
-    server = MCPServer("test")
+    """The 2025-11-25 test server (asks mid-call)."""
+    server = legacy_only(MCPServer("test"))
 
     @server.tool()
     async def add(a: int, b: int) -> int:
@@ -110,6 +131,66 @@ def make_server() -> MCPServer:
     async def die() -> str:
         """Kills its own process mid-call."""
         os._exit(1)
+
+    return server
+
+
+def _ask_booking() -> Elicit[Booking]:
+    return Elicit("How many of you?", Booking)
+
+
+def make_modern_server() -> MCPServer:
+    """The 2026-07-28 test server (asks with input requests in results)."""
+    server = MCPServer("modern")
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool()
+    async def book(answer: Annotated[ElicitationResult[Booking], Resolve(_ask_booking)]) -> str:
+        """Asks the person with a form."""
+        if answer.action == "accept":
+            return f"booked {answer.data.size} {answer.data.seating}"
+        return f"not booked: {answer.action}"
+
+    @server.tool()
+    async def login(ctx: Context) -> str | types.InputRequiredResult:
+        """Sends the person to a URL (an input request in the result)."""
+        answer = (ctx.input_responses or {}).get("login")
+        if answer is None:
+            link = types.ElicitRequestURLParams(message="Sign in", url="https://example.test/in")
+            return types.InputRequiredResult(
+                input_requests={"login": types.ElicitRequest(params=link)}
+            )
+        return f"login: {getattr(answer, 'action', '?')}"
+
+    @server.tool()
+    async def survey(ctx: Context, questions: int = 4) -> str | types.InputRequiredResult:
+        """Asks `questions` questions in one round."""
+        answers = ctx.input_responses or {}
+        if not answers:
+            requests = {
+                f"q{n}": types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(
+                        message=f"Question {n}?",
+                        requested_schema={
+                            "type": "object",
+                            "properties": {"size": {"type": "integer"}},
+                        },
+                    )
+                )
+                for n in range(questions)
+            }
+            return types.InputRequiredResult(input_requests=requests, request_state="survey")
+        return "answers: " + ",".join(sorted(getattr(a, "action", "?") for a in answers.values()))
+
+    @server.tool()
+    async def slow(seconds: float = 30) -> str:
+        """Takes its time."""
+        await asyncio.sleep(seconds)
+        return "finally"
 
     return server
 

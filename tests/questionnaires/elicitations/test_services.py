@@ -154,9 +154,7 @@ def test_an_expired_card_refuses_answers(user, pending):
     assert Elicitation.objects.get().status == "expired"
 
 
-def test_url_mode_accept_then_completion_from_its_own_session_only(
-    user, conversation, pending_url
-):
+def test_url_mode_accept_then_completion_from_its_own_session_only(user, conversation, pending_url):
     Elicitation.objects.filter(pk=pending_url.pk).update(session_ref="host:1")
     elicitation_answer(elicitation=pending_url, action="accept", data={}, user=user)
     assert elicitations_settled([pending_url.pk])[pending_url.pk].action == "accept"
