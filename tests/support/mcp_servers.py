@@ -135,6 +135,23 @@ def make_server() -> MCPServer:
     return server
 
 
+def impatient_server(patience: float = 2.0) -> MCPServer:
+    """A 2025-11-25 server that gives up on its question after `patience` seconds (as the
+    TypeScript SDK does after its 60 s request timeout)."""
+    server = legacy_only(MCPServer("impatient"))
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks, but does not wait long."""
+        try:
+            answer = await asyncio.wait_for(ctx.elicit("Quick!", Booking), patience)
+        except TimeoutError:
+            return "gave up waiting"
+        return f"got {answer.action}"
+
+    return server
+
+
 def _ask_booking() -> Elicit[Booking]:
     return Elicit("How many of you?", Booking)
 
