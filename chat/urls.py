@@ -72,6 +72,11 @@ api_patterns = [
     path("conversations/<int:conversation_id>/events", api.events, name="events"),
     path("", include(structured_urls.api_patterns)),
     path("conversations/<int:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
+    path(
+        "conversations/<int:conversation_id>/runs/<int:run_id>/cancel",
+        run_identity_api.run_cancel,
+        name="run_cancel_api",
+    ),
     path("kinds/skills", skills_api.skill_list, name="skills"),
     path("kinds/skills/upload", skills_api.skill_upload, name="skill_upload"),
     path("kinds/skills/<int:skill_id>", skills_api.skill_update, name="skill_update"),

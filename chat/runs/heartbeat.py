@@ -133,7 +133,8 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     # Every running run is looked at: one whose process is gone from this machine is
     # known dead at once; others are dead once their heartbeat is stale.
     running = Q(status=RunStatus.RUNNING) & ~Q(worker=EXTERNAL_WORKER)
-    # A run an external runtime opened has no heartbeat: it expires with its tokens.
+    # A run an external runtime opened has no heartbeat: it expires with its tokens (and
+    # ends sooner when idle: chat.runs.external).
     expired_external = Q(
         status=RunStatus.RUNNING,
         worker=EXTERNAL_WORKER,

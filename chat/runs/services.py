@@ -6,10 +6,11 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import Conversation, Run, RunStatus
+from chat.core.models import EXTERNAL_WORKER, Conversation, Run, RunStatus, StopReason
 from chat.core.selectors import run_latest
 from chat.core.waits import waits_open
 from chat.runs.dispatch import run_dispatch
+from chat.runs.external import run_external_end
 from chat.runs.waits import run_waits_end
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.SUSPENDED)
@@ -36,6 +37,10 @@ def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
             Run.objects.filter(pk=run.pk).update(cancel_requested=True)
             run.cancel_requested = True
         run_waits_end(run)
+        if run.worker == EXTERNAL_WORKER:  # no loop of ours will see the request
+            run_external_end(
+                run_id=run.pk, status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED
+            )
     return run
 
 

@@ -9,6 +9,7 @@ from chat.core.models import Run, Wait, WaitKind, WaitStatus
 from chat.core.waits import wait_close, waits_due, waits_open
 from chat.mcphost import hosted
 from chat.mcphost.records import McpCall
+from chat.runs.external import runs_external_idle
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ def waits_expire() -> int:
         except Exception:  # one bad row must not stop the sweep
             logger.exception("could not expire %s", wait)
     hosted.calls_interrupt_stale()
+    runs_external_idle()
     return len(due)
 
 
