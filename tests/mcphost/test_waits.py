@@ -139,6 +139,45 @@ def test_a_server_that_stops_waiting_says_so_on_the_card(run_tool, client_in, se
     assert row.refused_reason == "srv stopped waiting for your answer."
 
 
+# --- a TypeScript-SDK server (2025-11-25, the SDK's own 60 s request timeout) ------------
+
+
+@pytest.fixture
+def ts_url():
+    from tests.support.mcp_servers import ts_server, ts_server_missing
+
+    if (reason := ts_server_missing()) is not None:
+        pytest.skip(reason)
+    with ts_server() as url:
+        yield url
+
+
+def test_a_typescript_sdk_server_asks_through_the_host(run_tool, ts_url, client_in, settings):
+    settings.MCP_HOST_GRACE_SECONDS = 0
+    conversation = run_tool("book", ts_url)
+    row = pending(conversation)
+    assert row.requested_schema["properties"]["size"]["type"] == "integer"
+    suspended(conversation)
+    assert answer(client_in, row, "accept", size="5", seating="outdoor").status_code == 302
+    finished(conversation)
+    assert tool_result(conversation)["content"][0]["text"] == "booked 5 outdoor"
+
+
+def test_a_typescript_sdk_server_that_stops_waiting(run_tool, settings):
+    from tests.support.mcp_servers import ts_server, ts_server_missing
+
+    if (reason := ts_server_missing()) is not None:
+        pytest.skip(reason)
+    with ts_server(patience_ms=2000) as url:
+        conversation = run_tool("book", url)
+        row = pending(conversation)
+        finished(conversation)
+    assert tool_result(conversation)["content"][0]["text"].startswith("gave up waiting")
+    row.refresh_from_db()
+    assert (row.status, row.refused_code) == ("abandoned", "server_stopped_waiting")
+    assert row.refused_reason == "srv stopped waiting for your answer."
+
+
 # --- 2026-07-28: rounds, and the limits ---------------------------------------------------
 
 

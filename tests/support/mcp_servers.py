@@ -16,12 +16,14 @@ import contextlib
 import datetime as dt
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Literal
 
 import mcp_types as types
@@ -262,6 +264,44 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     finally:
         if process.poll() is None:
             process.kill()
+        process.wait(5)
+
+
+TS_SERVER = Path(__file__).resolve().parent / "ts_server"
+
+
+def ts_server_missing() -> str | None:
+    """Why the TypeScript-SDK server can't run here (None when it can)."""
+    if shutil.which("node") is None:
+        return "node is not installed: the TypeScript-SDK MCP server can't run"
+    if not (TS_SERVER / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        return f"run `npm ci` in {TS_SERVER} (make test does) for the TypeScript-SDK server"
+    return None
+
+
+@contextlib.contextmanager
+def ts_server(patience_ms: int = 60000) -> Iterator[str]:
+    """The TypeScript-SDK server (tests/support/ts_server) on a loopback port; `book`
+    gives up on its question after `patience_ms`. Yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        ["node", "server.mjs", str(port)],
+        cwd=TS_SERVER,
+        env={**os.environ, "PATIENCE_MS": str(patience_ms)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the TypeScript-SDK MCP server did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
         process.wait(5)
 
 
