@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -37,10 +38,13 @@ def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
     ids = [int(ref.partition(":")[2]) for ref in open_waits]
     if not ids:
         return None
+    # (a link a server asked for with -32042 waits for nobody: its call has returned)
+    someone_waits = ~Q(input_key="") | ~Q(session_ref="")
     return (
         Elicitation.objects.filter(
             pk__in=ids, status=ElicitationStatus.PENDING, expires_at__gt=timezone.now()
         )
+        .filter(someone_waits)
         .order_by("id")
         .first()
     )

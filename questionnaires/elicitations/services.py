@@ -256,6 +256,9 @@ def elicitation_answer(
             )
         content = read.content
     status = {"accept": Status.ACCEPTED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
+    if action == "accept" and _nobody_waits(elicitation):
+        # A link shown for -32042: its call has returned and no session will say "done".
+        status["accept"] = Status.COMPLETED
     with transaction.atomic():
         done = Elicitation.objects.filter(
             pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
@@ -271,6 +274,14 @@ def elicitation_answer(
         wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
     elicitation.refresh_from_db()
     return elicitation
+
+
+def _nobody_waits(elicitation: Elicitation) -> bool:
+    return (
+        elicitation.mode == ElicitationMode.URL
+        and not elicitation.input_key
+        and not elicitation.session_ref
+    )
 
 
 def _refuse_if_closed(elicitation: Elicitation) -> None:

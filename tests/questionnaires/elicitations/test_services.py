@@ -167,6 +167,18 @@ def test_url_mode_accept_then_completion_from_its_own_session_only(user, convers
     assert not complete(conversation_id=conversation.pk, remote_id="rid-1", session_ref="host:1")
 
 
+def test_a_link_shown_for_32042_waits_for_nobody(user, conversation):
+    """-32042: the call has returned; the link doesn't block typing, and opening it is
+    the end of it (no session will send a completion notice)."""
+    row = open_elicitation(
+        conversation, mode="url", requested_schema=None, url="https://x.example/a",
+        session_ref="",
+    )  # fmt: skip
+    input_refuse_if_pending(conversation=conversation)  # no refusal
+    elicitation_answer(elicitation=row, action="accept", data={}, user=user)
+    assert Elicitation.objects.get().status == "completed"
+
+
 def test_typed_text_is_refused_while_a_card_waits(conversation, pending):
     with pytest.raises(ChatError) as error:
         input_refuse_if_pending(conversation=conversation)
