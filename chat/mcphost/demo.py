@@ -20,20 +20,33 @@ runners and in tests. The same object can still be served over HTTP for manual t
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import secrets
 from typing import Annotated, Literal
 
 import mcp_types as types
+from django.conf import settings
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.request_state import RequestStateSecurity
 from pydantic import BaseModel, Field
 
 INFO_URL = "https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"
 
+
+def _request_state_security() -> RequestStateSecurity:
+    """The server's request state is sealed with a key every process derives alike (from
+    SECRET_KEY): the answer may be re-issued by another worker than the one that asked.
+    It lives as long as a person may take to answer."""
+    key = hashlib.sha256(f"mcp-demo-request-state:{settings.SECRET_KEY}".encode()).hexdigest()
+    return RequestStateSecurity(keys=[key], ttl=settings.MCP_ELICITATION_TIMEOUT + 300)
+
+
 server = MCPServer(
     "demo",
     instructions="A demo restaurant: reserve a table, verify an email address.",
+    request_state_security=_request_state_security(),
 )
 
 
