@@ -10,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from chat.core import selectors
 from chat.core.http import api_view
 from chat.core.identity import run_environment
-from chat.core.models import EXTERNAL_WORKER, Run, RunStatus
+from chat.core.runs import run_create
 from chat.edge.mcp import PATH as MCP_PATH
 from chat.runs.services import run_cancel as run_cancel_service
 
@@ -20,10 +20,8 @@ def run_open(request: HttpRequest, conversation_id: int) -> JsonResponse:
     conversation = selectors.conversation_get_for_user(
         user=request.user, conversation_id=conversation_id
     )
-    # An external run has no heartbeat: it expires with its tokens (the reaper fails it).
-    run = Run.objects.create(
-        conversation=conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER
-    )
+    # An external run has no heartbeat: it ends when idle or expires with its tokens.
+    run = run_create(conversation=conversation, external=True)
     env = run_environment(conversation_id=conversation.pk, run_id=run.pk, user_id=request.user.pk)
     body = {"run_id": run.pk, "mcp_url": request.build_absolute_uri(MCP_PATH), "env": env}
     return JsonResponse(body, status=201)

@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
 from chat.core.models import EXTERNAL_WORKER, Conversation, Run, RunStatus, StopReason
+from chat.core.runs import run_create
 from chat.core.selectors import run_latest
 from chat.core.waits import waits_open
 from chat.runs.dispatch import run_dispatch
@@ -59,6 +60,6 @@ def run_retry(*, conversation: Conversation, run_id: int) -> Run:
             raise ChatError(
                 "run_not_retryable", _("The message this answer replied to is gone."), status=409
             )
-        retry = Run.objects.create(conversation=conversation, trigger_message=run.trigger_message)
+        retry = run_create(conversation=conversation, trigger_message=run.trigger_message)
     run_dispatch(run_id=retry.pk)
     return retry
