@@ -40,8 +40,9 @@ from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
-from chat.core.models import Event, Message, Role, Run
+from chat.core.models import Event, Message, Role, Run, WaitKind
 from chat.core.services import event_emit, message_create
+from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
 from chat.runs.errors import RunFailed
 from chat.runs.resume import (
@@ -232,7 +233,7 @@ class RunSink:
             event.state,
             stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
         )
-        step_persist(
+        message = step_persist(
             run=self.run,
             content=event.content,
             calls=event.tool_calls,
@@ -240,6 +241,18 @@ class RunSink:
             metadata={"kind": event.kind},
             opened=opened if event.tool_calls else None,
         )
+        asks = any(c.name == "ask_user_options" for c in event.tool_calls)
+        if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT and not asks:
+            # The turn ends on a questionnaire card: the person's answer starts the next.
+            # (Recorded, never refused: the card is already written; asks record their own.)
+            wait_open(
+                conversation=self.run.conversation,
+                kind=WaitKind.INLINE,
+                ref=f"inline:{message.pk}",
+                seconds=settings.WAIT_TIMEOUT,
+                run=self.run,
+                check_limits=False,
+            )
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
