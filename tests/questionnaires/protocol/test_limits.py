@@ -67,10 +67,10 @@ def test_three_64k_xml_blocks_of_many_options_are_cheap_and_invalid() -> None:
     block = _xml(body)
     assert len(block.encode()) < 64 * 1024
     content = "Intro\n" + "\n".join([block] * 3)
-    start = time.perf_counter()
+    start = time.process_time()
     segments = parse_message(content, message_id="m")
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0
+    elapsed = time.process_time() - start
+    assert elapsed < 5.0
     assert "".join(s.raw for s in segments) == content
     invalid = [s for s in segments if isinstance(s, InvalidSegment)]
     assert len(invalid) == 3
@@ -84,9 +84,9 @@ def test_three_64k_xml_blocks_of_many_options_are_cheap_and_invalid() -> None:
 def test_many_distinct_options_within_the_cap_are_linear() -> None:
     options = [{"value": f"v{i}", "label": f"L{i}"} for i in range(MAX_OPTIONS)]
     questions = [_choice(options, default=f"v{MAX_OPTIONS - 1}")] * MAX_QUESTIONS
-    start = time.perf_counter()
+    start = time.process_time()
     result = questionnaire_async({"questions": questions})
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 5.0
     assert result["success"] is True, result.get("errors")
 
 
@@ -340,8 +340,8 @@ def test_response_blocks_past_the_cap() -> None:
 
 def test_many_blocks_are_cheap() -> None:
     content = "x <questionnaire/> " * 10_000
-    start = time.perf_counter()
+    start = time.process_time()
     segments = parse_message(content, message_id="m")
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 2.5
     assert len(segments) <= 2 * MAX_BLOCKS + 2
     assert "".join(s.raw for s in segments) == content
