@@ -50,7 +50,7 @@ def wait_limit_problem(
     *, conversation: Conversation, run: Run | None, tool_call_id: str = ""
 ) -> WaitLimited | None:
     """The limit a new person-wait would pass, or None. Checked in the caller's
-    transaction, after `_lock_owner` (so twenty concurrent opens can't all slip under)."""
+    transaction, after `waits_lock` (so twenty concurrent opens can't all slip under)."""
     person = Wait.objects.filter(status=WaitStatus.OPEN, kind__in=PERSON_WAITS)
     limit = settings.WAITS_PER_USER
     if person.filter(owner_id=conversation.owner_id).count() >= limit:
@@ -86,10 +86,14 @@ def wait_limit_problem(
     return None
 
 
-def _lock_owner(owner_id: int) -> None:
+def waits_lock(conversation: Conversation) -> None:
     """Serialize opening waits per person (the per-user limit counts across their
-    conversations)."""
-    list(get_user_model().objects.select_for_update().filter(pk=owner_id).values_list("pk"))
+    conversations). Lock order, everywhere: the conversation, then its owner, then a run
+    (event_emit and message_create lock the conversation first too)."""
+    locked = Conversation.objects.select_for_update().filter(pk=conversation.pk)
+    list(locked.order_by().values_list("pk"))
+    owner = get_user_model().objects.select_for_update().filter(pk=conversation.owner_id)
+    list(owner.order_by().values_list("pk"))
 
 
 def wait_open(
@@ -108,7 +112,7 @@ def wait_open(
     handed to the session host is never refused (it was already made)."""
     with transaction.atomic():
         if check_limits and kind in PERSON_WAITS:
-            _lock_owner(conversation.owner_id)
+            waits_lock(conversation)
             problem = wait_limit_problem(
                 conversation=conversation, run=run, tool_call_id=tool_call_id
             )
@@ -133,6 +137,10 @@ def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
     """Close the open wait `ref` (answered, expired, cancelled, ended); its suspended run
     is queued again when nothing else holds it. None when it wasn't open."""
     with transaction.atomic():
+        found = Wait.objects.filter(ref=ref).values_list("conversation_id", flat=True).first()
+        if found is None:
+            return None
+        _lock_conversation(found)
         wait = Wait.objects.select_for_update().filter(ref=ref, status=WaitStatus.OPEN).first()
         if wait is None:
             return None
@@ -168,20 +176,36 @@ def waits_due(*, limit: int = 500) -> list[Wait]:
     return list(due.order_by("deadline")[:limit])
 
 
+def _lock_conversation(conversation_id: int) -> None:
+    locked = Conversation.objects.select_for_update().filter(pk=conversation_id)
+    list(locked.order_by().values_list("pk"))
+
+
+def run_waits_lock(run: Run) -> None:
+    """Serialize a run's suspension with the closing of its waits: both lock the
+    conversation's row first (as event_emit and message_create do), so an answer that
+    arrives while the worker suspends the run is seen by one side or the other."""
+    _lock_conversation(run.conversation_id)
+
+
 def run_resume_if_ready(*, run_id: int) -> bool:
     """Queue a suspended run again when none of its resuming waits is open; it is started
     after the commit. False when it isn't suspended or still waits."""
     with transaction.atomic():
-        run = Run.objects.select_for_update().filter(pk=run_id).only("status").first()
-        if run is None or run.status != RunStatus.SUSPENDED:
+        found = Run.objects.filter(pk=run_id).values_list("conversation_id", flat=True).first()
+        if found is None:
             return False
+        _lock_conversation(found)
+        # (No row lock on a run that isn't suspended: its turn may hold it, and would wait
+        # for the conversation's row this transaction holds.)
         if Wait.objects.filter(run_id=run_id, status=WaitStatus.OPEN, resumes_run=True).exists():
             return False
-        now = timezone.now()
         # heartbeat_at: when it was queued again (the reaper's queue timeout counts
         # from then), as for a run queued again after a dead worker.
-        Run.objects.filter(pk=run_id).update(
-            status=RunStatus.QUEUED, heartbeat_at=now, dispatched_at=None, worker=""
+        queued = Run.objects.filter(pk=run_id, status=RunStatus.SUSPENDED).update(
+            status=RunStatus.QUEUED, heartbeat_at=timezone.now(), dispatched_at=None, worker=""
         )
+        if not queued:
+            return False
         run_start(run_id=run_id, again=True)
     return True

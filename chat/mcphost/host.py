@@ -55,6 +55,20 @@ def _orm(function: Callable[[], T]) -> T:
         connections.close_all()
 
 
+def _beat(host: str, stop: threading.Event) -> None:
+    """The lease's heartbeat, on a thread of its own: however busy the event loop and
+    its ORM threads are, a live host never looks dead."""
+    try:
+        while not stop.wait(settings.MCP_HOST_LEASE_SECONDS / 3):
+            try:
+                hosted.lease_beat(host)
+            except Exception:  # the database restarting: the next beat tries again
+                logger.warning("MCP session host %s: lease beat failed", host, exc_info=True)
+                connections.close_all()
+    finally:
+        connections.close_all()
+
+
 class SessionHost:
     """Holds the pending calls of one host process (see the module docstring)."""
 
@@ -75,20 +89,21 @@ class SessionHost:
         """Run until `stop` is set; then the calls still pending end as interrupted."""
         await self.db(hosted.lease_take, self.host_id)
         logger.info("MCP session host %s started", self.host_id)
-        beat_every = settings.MCP_HOST_LEASE_SECONDS / 3
-        last_beat = time.monotonic()
+        beating = threading.Event()
+        beat = threading.Thread(
+            target=_beat, args=(self.host_id, beating), name="mcphost-lease", daemon=True
+        )
+        beat.start()
         try:
             while not stop.is_set():
                 try:
-                    if time.monotonic() - last_beat >= beat_every:
-                        await self.db(hosted.lease_beat, self.host_id)
-                        last_beat = time.monotonic()
                     await self.take_calls()
                     await self.settle_cards()
                 except Exception:  # the database restarting, say: the next tick tries again
                     logger.exception("MCP session host %s: a tick failed", self.host_id)
                 await asyncio.sleep(self.tick)
         finally:
+            beating.set()
             await self.shutdown()
 
     async def take_calls(self) -> None:

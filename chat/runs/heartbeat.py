@@ -35,7 +35,7 @@ from chat.core.dbfaults import connections_reset
 from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
 from chat.core.runs import run_start
 from chat.core.services import event_emit
-from chat.core.waits import run_resume_if_ready
+from chat.core.waits import run_resume_if_ready, run_waits_lock
 
 logger = logging.getLogger(__name__)
 
@@ -264,12 +264,10 @@ def run_suspend(*, run: Run, attempt: RunAttempt) -> bool:
     sides lock the run row). False if the attempt was taken over."""
     now = timezone.now()
     with transaction.atomic():
-        mine = Run.objects.select_for_update().filter(
-            pk=run.pk, attempts=attempt.number, status=RunStatus.RUNNING
-        )
-        if not list(mine.values_list("pk")):
+        run_waits_lock(run)
+        mine = Run.objects.filter(pk=run.pk, attempts=attempt.number, status=RunStatus.RUNNING)
+        if not mine.update(status=RunStatus.SUSPENDED, worker=""):
             return False
-        Run.objects.filter(pk=run.pk).update(status=RunStatus.SUSPENDED, worker="")
         RunAttempt.objects.filter(pk=attempt.pk).update(
             outcome=RunAttempt.Outcome.SUSPENDED, ended_at=now
         )

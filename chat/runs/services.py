@@ -9,7 +9,7 @@ from chat.core.errors import ChatError, NotFound
 from chat.core.models import EXTERNAL_WORKER, Conversation, Run, RunStatus, StopReason
 from chat.core.runs import run_create
 from chat.core.selectors import run_latest
-from chat.core.waits import waits_open
+from chat.core.waits import run_waits_lock, waits_open
 from chat.runs.dispatch import run_dispatch
 from chat.runs.external import run_external_end
 from chat.runs.waits import run_waits_end
@@ -33,10 +33,11 @@ def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
     active = run.status in ACTIVE
     if not active and not waits_open(run_id=run.pk):
         raise ChatError("run_not_active", _("This run has already finished."), status=409)
+    if active:  # (its own statement: a turn may hold the row, waiting for nothing of ours)
+        Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+        run.cancel_requested = True
     with transaction.atomic():
-        if active:
-            Run.objects.filter(pk=run.pk).update(cancel_requested=True)
-            run.cancel_requested = True
+        run_waits_lock(run)  # (the conversation's row first, as the waits' writers)
         run_waits_end(run)
         if run.worker == EXTERNAL_WORKER:  # no loop of ours will see the request
             run_external_end(

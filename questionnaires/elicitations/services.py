@@ -30,7 +30,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
-from chat.core.waits import wait_close, wait_limit_problem, wait_open
+from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
 from questionnaires.protocol.elicitation_form import form_read
@@ -132,6 +132,7 @@ def elicitation_open(
         refusal = _refusal(server, mode, requested_schema, url)
         intro = _("“%(server)s” asks for input.") % {"server": server}
     with transaction.atomic():
+        waits_lock(conversation)
         if refusal is None:
             limited = wait_limit_problem(conversation=conversation, run=run, tool_call_id=call_id)
             if limited is not None:
@@ -373,11 +374,14 @@ def _end_reason(code: str, server: str) -> str:
 
 def elicitations_end(*, run_id: int, tool_call_id: str | None = None, code: str) -> int:
     """A run was stopped (`run_cancelled`), or a call ended while a card waited
-    (`server_stopped_waiting`, `host_interrupted`): its pending cards and opened links
-    lock and say so. Returns how many."""
-    rows = Elicitation.objects.filter(
-        run_id=run_id, status__in=(Status.PENDING, Status.ACCEPTED)
-    ).values_list("pk", "status", "mode")
+    (`server_stopped_waiting`: pending cards only — its opened links are resolved with
+    its result; `host_interrupted`): the cards lock and say so. Returns how many."""
+    states = (
+        (Status.PENDING,) if code == "server_stopped_waiting" else (Status.PENDING, Status.ACCEPTED)
+    )
+    rows = Elicitation.objects.filter(run_id=run_id, status__in=states).values_list(
+        "pk", "status", "mode"
+    )
     if not rows.exists():
         return 0
     if tool_call_id is not None:
