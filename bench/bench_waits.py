@@ -75,6 +75,14 @@ def _missing() -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def server_stopped(server: LiveServer) -> Any:
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def _sql(server: LiveServer, query: str) -> Any:
     with _postgres_admin(server.env["DATABASE_URL"]) as conn:
         return conn.execute(query).fetchone()[0]
@@ -198,7 +206,8 @@ def _production(tmp: Path, legacy: str, modern: str) -> dict[str, float]:
         run_workers=1,
         env={"LOG_LEVEL": "WARNING"},
     )
-    with server:
+    server.start(timeout=180)
+    with server_stopped(server):
         echo = _setup(server, legacy, modern, {"echo": 1}, ECHO_USERS, "echo")
         users = _setup(server, legacy, modern, PER_USER, USERS, "waiter")
         before = asyncio.run(_echo_p95(server.url, echo, ECHO_SECONDS))
@@ -240,7 +249,8 @@ def _make_run(tmp: Path, legacy: str, modern: str) -> int:
         redis_url=os.environ["REDIS_URL"],
         env={"LOG_LEVEL": "WARNING"},
     )
-    with server:
+    server.start(timeout=180)
+    with server_stopped(server):
         users = _setup(server, legacy, modern, {"mcp_srv": 1, "mcp_new": 1}, 100, "thread")
         web = server.web_worker_pids()[0]
         asyncio.run(_open_waits(server.url, users[:1], {"mcp_srv", "mcp_new"}))

@@ -242,6 +242,16 @@ def serve(server: MCPServer) -> Iterator[str]:
         thread.join(5)
 
 
+def _await_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The test server in a subprocess (its `die` tool ends the process); yields its URL
@@ -253,13 +263,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the dying MCP server did not start")
-            time.sleep(0.05)
+        _await_port(port, process, "the dying MCP server")
         yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         if process.poll() is None:
@@ -292,13 +296,7 @@ def ts_server(patience_ms: int = 60000) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the TypeScript-SDK MCP server did not start")
-            time.sleep(0.05)
+        _await_port(port, process, "the TypeScript-SDK MCP server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
