@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.agent.tools.base import ToolContext, ToolStop, ToolSuspended
-from chat.core.models import Conversation, Run, WaitKind
+from chat.core.models import Conversation, Run, Wait, WaitKind, WaitStatus
 from chat.core.waits import wait_open
 from chat.mcphost import client, elicit, health, hosted
 from chat.mcphost.host import host_ensure
@@ -302,12 +302,19 @@ def _hand_to_host(call: McpCall) -> None:
 
 
 def _await_host(call: McpCall) -> dict[str, Any]:
-    """The host's result within the grace period, else the run suspends."""
+    """The host's result within the grace period, else the run suspends — at once when
+    the server has asked the person (that answer takes a person's time)."""
     deadline = time.monotonic() + settings.MCP_HOST_GRACE_SECONDS
+    asking = Wait.objects.filter(
+        run_id=call.run_id,
+        tool_call_id=call.tool_call_id,
+        kind=WaitKind.ELICITATION,
+        status=WaitStatus.OPEN,
+    )
     while True:
         row = McpCall.objects.filter(pk=call.pk).values_list("state", "result").get()
         if row[0] == McpCallState.DONE:
             return dict(row[1] or {})
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or asking.exists():
             raise ToolSuspended(f"{call}: in the session host")
         time.sleep(POLL_SECONDS)
