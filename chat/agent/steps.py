@@ -1,5 +1,6 @@
 """Storing one step of an agent's turn: the assistant message with its tool calls, each
-call's result, and what a tool does once its call is stored (`Tool.persisted`).
+call's result, and what a tool does once its call is stored (`Tool.persisted`: the one
+way a tool's effect attaches to its message).
 
 The one path for every caller that executes tools: the built-in loop (`chat.runs.turn`)
 and external runtimes calling the same tools over MCP (`chat.edge.mcp`), so a tool call
@@ -16,9 +17,9 @@ from django.db import transaction
 
 from chat.agent.events import ToolCall, ToolResult
 from chat.agent.tools import TOOLS_BY_NAME
+from chat.agent.tools.base import StoredCall
 from chat.core.models import Message, Role, Run
 from chat.core.services import message_create
-from questionnaires.forms.services import form_attach_to_message
 from questionnaires.tool_calls import assistant_message_create
 
 # `metadata["step"]` of a step's message stored before its tools ran ("open" until the
@@ -64,7 +65,6 @@ def step_persist(
     else:
         assistant.metadata = dict(metadata or {})
         Message.objects.filter(pk=assistant.pk).update(metadata=assistant.metadata)
-        form_attach_to_message(assistant)  # a form its tools opened meanwhile
     for result in results:
         message_create(
             conversation=conversation,
@@ -74,8 +74,23 @@ def step_persist(
             metadata={"name": result.call.name},
             run=run,
         )
-    for result in results:  # e.g. ask_user_options creates its ask here
+    for result in results:  # each tool's effect on the message: an ask, a form
         tool = TOOLS_BY_NAME.get(result.call.name)
         if tool is not None and tool.persisted is not None:
-            tool.persisted(result.result, run, assistant)
+            tool.persisted(_stored(result, run, assistant))
     return assistant
+
+
+def _stored(result: ToolResult, run: Run, message: Message) -> StoredCall:
+    try:
+        arguments = json.loads(result.call.arguments) if result.call.arguments.strip() else {}
+    except (ValueError, RecursionError):
+        arguments = {}
+    return StoredCall(
+        call_id=result.call.id,
+        arguments=arguments,
+        result=result.result,
+        run=run,
+        message=message,
+        lang=run.conversation.language,
+    )

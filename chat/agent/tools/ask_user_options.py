@@ -17,14 +17,13 @@ skip becomes the next user message and starts the next run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from questionnaires.asks.ask_requests import ask_request_check
 from questionnaires.asks.payloads import AskInvalid
 from questionnaires.asks.services import ask_create
 
-from .base import Tool, ToolContext
+from .base import StoredCall, Tool, ToolContext
 
 NAME = "ask_user_options"
 
@@ -175,21 +174,21 @@ def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
     }
 
 
-def persisted(result: Mapping[str, Any], run: Any, message: Any) -> None:
+def persisted(stored: StoredCall) -> None:
     """Create the ask of a successful call, after the assistant message that made it.
 
     Every ask of one assistant message shares its turn id, so sibling asks (1–2 per
     turn) stay answerable together.
     """
+    result = stored.result
     if result.get("success") is not True or not isinstance(result.get("ask"), dict):
         return
-
     ask_create(
-        conversation=run.conversation,
+        conversation=stored.message.conversation,
         payload=result["ask"],
         reference=result.get("reference"),
-        run=run,
-        turn_id=f"turn_m{message.pk}",
+        run=stored.run,
+        turn_id=f"turn_m{stored.message.pk}",
     )
 
 
