@@ -17,8 +17,9 @@ from chat.core.models import Conversation, Message
 from chat.core.selectors import tool_results
 from questionnaires.drafts import Drafts
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from questionnaires.elicitations.refusals import url_is_openable
 from questionnaires.elicitations.selectors import elicitations_by_message
-from questionnaires.elicitations.services import card_key, fields_of, url_is_openable
+from questionnaires.elicitations.services import card_key, fields_of
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
 
 

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -33,12 +32,12 @@ from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.refusals import MAX_URL, refusal_of
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
-MAX_URL = 4096
 Status = ElicitationStatus
 
 
@@ -78,20 +77,6 @@ def card_key(elicitation_id: int) -> str:
     return f"elic:{elicitation_id}"
 
 
-def url_is_openable(url: str) -> bool:
-    """Only absolute http(s) URLs with a host, no spaces or control characters."""
-    if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return False
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if host:
-            host.encode("idna")
-    except (ValueError, UnicodeError):
-        return False
-    return parts.scheme in ("http", "https") and bool(host)
-
-
 def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
     return schema_check(elicitation.requested_schema).fields
 
@@ -129,7 +114,7 @@ def elicitation_open(
     server = str(server_name or "MCP")[:200]
     call_id = str(tool_call_id or "")[:200]
     with translation.override(conversation.language):
-        refusal = _refusal(server, mode, requested_schema, url)
+        refusal = refusal_of(server, mode, requested_schema, url)
         intro = _("“%(server)s” asks for input.") % {"server": server}
     with transaction.atomic():
         waits_lock(conversation)
@@ -191,34 +176,6 @@ def _limit_shown(conversation_id: int, run_id: int | None, call_id: str) -> bool
         status=Status.REFUSED,
         refused_code__startswith="wait_limit_",
     ).exists()
-
-
-def _refusal(server: str, mode: str, schema: Any, url: str | None) -> tuple[str, str] | None:
-    """(code, human reason) when the request can't be shown, else None."""
-    if mode == ElicitationMode.URL:
-        if url_is_openable(str(url or "")):
-            return None
-        return "elicitation_url_invalid", _(
-            "“%(server)s” sent a link that can't be opened safely (only http and https "
-            "links are); nothing was opened."
-        ) % {"server": server}
-    if mode != ElicitationMode.FORM:
-        return "elicitation_mode_unsupported", _(
-            "“%(server)s” asked for input in a way this chat doesn't support."
-        ) % {"server": server}
-    check = schema_check(schema)
-    if check.ok:
-        return None
-    names = ", ".join(sorted({p.path for p in check.problems if p.path})) or "—"
-    if check.secret:
-        secret = ", ".join(sorted({p.path for p in check.problems if p.code == "secret_field"}))
-        return "elicitation_secret_field", _(
-            "“%(server)s” asked for a password, token or other secret (%(fields)s). "
-            "Secrets are never asked for in the chat; nothing was sent."
-        ) % {"server": server, "fields": secret}
-    return "elicitation_schema_unsupported", _(
-        "“%(server)s” asked for input this chat can't show (%(fields)s); nothing was sent."
-    ) % {"server": server, "fields": names}
 
 
 # --- answering -------------------------------------------------------------------------
