@@ -118,12 +118,7 @@ def elicitation_open(
         intro = _("“%(server)s” asks for input.") % {"server": server}
     with transaction.atomic():
         waits_lock(conversation)
-        if refusal is None:
-            limited = wait_limit_problem(conversation=conversation, run=run, tool_call_id=call_id)
-            if limited is not None:
-                if _limit_shown(conversation_id, run_id, call_id):
-                    raise ElicitationRefused(limited.code, limited.message)
-                refusal = (limited.code, limited.message)
+        refusal = refusal or _over_limit(conversation, run, call_id)
         card_message = message_create(
             conversation=conversation,
             role=Role.ASSISTANT,
@@ -151,19 +146,36 @@ def elicitation_open(
             expires_at=timezone.now() + timedelta(seconds=settings.MCP_ELICITATION_TIMEOUT),
         )
         if not refusal:
-            wait_open(
-                conversation=conversation,
-                kind=WaitKind.ELICITATION,
-                ref=wait_ref(row.pk),
-                seconds=settings.MCP_ELICITATION_TIMEOUT,
-                run=run,
-                tool_call_id=call_id,
-                resumes_run=resumes_run,
-                check_limits=False,  # checked above, in this transaction
-            )
+            _wait_open(row, run, resumes_run)
     if refusal:
         raise ElicitationRefused(refusal[0], refusal[1], elicitation=row)
     return row
+
+
+def _over_limit(
+    conversation: Conversation, run: Run | None, call_id: str
+) -> tuple[str, str] | None:
+    """The limit a new card would pass, as a refusal (code, reason); raised without a card
+    when this call was already shown one."""
+    limited = wait_limit_problem(conversation=conversation, run=run, tool_call_id=call_id)
+    if limited is None:
+        return None
+    if _limit_shown(conversation.pk, run.pk if run else None, call_id):
+        raise ElicitationRefused(limited.code, limited.message)
+    return (limited.code, limited.message)
+
+
+def _wait_open(row: Elicitation, run: Run | None, resumes_run: bool) -> None:
+    wait_open(
+        conversation=row.conversation,
+        kind=WaitKind.ELICITATION,
+        ref=wait_ref(row.pk),
+        seconds=settings.MCP_ELICITATION_TIMEOUT,
+        run=run,
+        tool_call_id=row.tool_call_id,
+        resumes_run=resumes_run,
+        check_limits=False,  # checked with the card, in its transaction
+    )
 
 
 def _limit_shown(conversation_id: int, run_id: int | None, call_id: str) -> bool:
