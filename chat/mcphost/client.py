@@ -31,8 +31,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import math
+import ssl
 import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import certifi
 import httpx2
 import mcp_types as types
 from django.conf import settings
@@ -165,10 +168,20 @@ def http_timeout() -> httpx2.Timeout:
     return httpx2.Timeout(backstop, connect=connect, pool=connect)
 
 
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every connection of this process: building one per client
+    loads the CA bundle each time (~0.9 MB of memory per pending call in the session
+    host)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 @contextlib.asynccontextmanager
 async def _http_transport(endpoint: Endpoint) -> AsyncIterator[Any]:
     async with (
-        httpx2.AsyncClient(headers=dict(endpoint.headers), timeout=http_timeout()) as http,
+        httpx2.AsyncClient(
+            headers=dict(endpoint.headers), timeout=http_timeout(), verify=_tls()
+        ) as http,
         streamable_http_client(endpoint.url, http_client=http) as streams,
     ):
         yield streams

@@ -23,6 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -306,17 +307,19 @@ def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]
 
 def elicitations_settled(ids: Iterable[int]) -> dict[int, ElicitationOutcome]:
     """The answers of those cards that are no longer pending (expiring the ones past their
-    time first): what the session host hands back to its servers (one query)."""
+    time first): what the session host hands back to its servers. One indexed query that
+    returns only what changed, however many cards wait."""
     found: dict[int, ElicitationOutcome] = {}
-    now = timezone.now()
-    for row in Elicitation.objects.filter(pk__in=list(ids)):
-        if row.status == Status.PENDING and row.expires_at <= now:
+    changed = Elicitation.objects.filter(pk__in=list(ids)).filter(
+        ~Q(status=Status.PENDING) | Q(expires_at__lte=timezone.now())
+    )
+    for row in changed:
+        if row.status == Status.PENDING:  # past its time
             if _close(row.pk, Status.EXPIRED):
                 found[row.pk] = ElicitationOutcome(action="cancel", content=None)
                 continue
             row.refresh_from_db()
-        if row.status != Status.PENDING:
-            found[row.pk] = outcome_of(row)
+        found[row.pk] = outcome_of(row)
     return found
 
 
