@@ -41,7 +41,7 @@ from chat.mcphost.results import call_result, error_result, url_elicitation_requ
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-TICK_SECONDS = 0.5
+TICK_SECONDS = 1.0
 DB_THREADS = 4
 OUTAGES = (client.MCP_UNAVAILABLE, client.MCP_TIMEOUT)
 
