@@ -359,6 +359,10 @@ MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
 # `manage.py serve`; the default with AGENT_RUNNER=celery) or "thread" (a background
 # thread of the web process; the default otherwise).
 MCP_SESSION_HOST = os.environ.get("MCP_SESSION_HOST", "")
+if MCP_SESSION_HOST not in {"", "thread", "process"}:
+    raise ImproperlyConfigured(
+        f"MCP_SESSION_HOST must be thread or process (or unset), not {MCP_SESSION_HOST!r}"
+    )
 MCP_HOST_GRACE_SECONDS = float(os.environ.get("MCP_HOST_GRACE_SECONDS", "3"))
 MCP_HOST_LEASE_SECONDS = float(os.environ.get("MCP_HOST_LEASE_SECONDS", "15"))
 # The circuit breaker per MCP server: after a failure or a timeout its tools are left out
