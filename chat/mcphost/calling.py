@@ -85,6 +85,16 @@ def call_execute(
     return dict(call.result or {})
 
 
+def call_finished(context: ToolContext) -> dict[str, Any] | None:
+    """The stored result of the call `context.call_id` of this run, if it has one."""
+    run_id = context.extra.get("run_id")
+    row = McpCall.objects.filter(
+        run_id=run_id, tool_call_id=context.call_id[:200], state=McpCallState.DONE
+    ).values_list("result", flat=True)
+    result = row.first() if isinstance(run_id, int) else None
+    return dict(result) if isinstance(result, dict) else None
+
+
 def _without_run(server: McpServer, remote: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A call outside a run (nothing to suspend, no one to ask): one connection; a
     server that asks is told the chat can't."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,8 +109,10 @@ def _listing(server: McpServer) -> list[dict[str, Any]] | Note:
     return data
 
 
-def mcp_tools(agent: str) -> Listing:
-    """The MCP tools a turn of agent kind `agent` may offer the model."""
+def mcp_tools(agent: str, resuming: Iterable[str] = ()) -> Listing:
+    """The MCP tools a turn of agent kind `agent` may offer the model. `resuming`: tool
+    names of the step a resumed attempt replays — a call already made picks up from its
+    row even when its server is now left out (the breaker), or its listing changed."""
     tools: list[Tool] = []
     notes: list[Note] = []
     for server in McpServer.objects.filter(enabled=True).order_by("name"):
@@ -129,7 +132,31 @@ def mcp_tools(agent: str) -> Listing:
                 )
                 continue
             tools.append(_tool(server, name, entry))
+    offered = {tool.name for tool in tools}
+    for name in dict.fromkeys(resuming):
+        server_name, sep, remote = name.partition(SEPARATOR)
+        if sep and name not in offered:
+            tools.append(_resumed_tool(server_name, remote))
     return Listing(tuple(tools), tuple(notes))
+
+
+def _resumed_tool(server_name: str, remote: str) -> Tool:
+    """A call of the replayed step whose tool is not offered now: it ends from its row."""
+
+    def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+        server = McpServer.objects.filter(name=server_name).first()
+        if server is None or not isinstance(arguments, dict):
+            message = f"The MCP server {server_name} is no longer available."
+            return calling.call_finished(context) or error_result(MCP_SERVER_GONE, message)
+        return calling.call_execute(server, remote, arguments, context)
+
+    return Tool(
+        name=f"{server_name}{SEPARATOR}{remote}",
+        description=f"[MCP server {server_name}] {remote}",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+        resumable=True,
+    )
 
 
 def _parameters(schema: Any) -> dict[str, Any]:

@@ -309,8 +309,10 @@ def turn_drive(
         },
         start=resume.state,
     )
-    # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones.
-    listing = mcp_tools(conversation.agent)
+    # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones (and
+    # those of the step being replayed, whatever the listing says now).
+    replayed = [c["function"]["name"] for c in (resume.step or {}).get("tool_calls", [])]
+    listing = mcp_tools(conversation.agent, resuming=replayed)
     tools = TOOLS + listing.tools
     sink = RunSink(run, resume, {tool.name: tool for tool in tools})
     for note in listing.notes:

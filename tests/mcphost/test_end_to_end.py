@@ -92,7 +92,7 @@ def tool_result(conversation: Any) -> dict[str, Any]:
     (event,) = [
         e.data
         for e in Event.objects.filter(conversation=conversation, name="tool_result")
-        if e.data["name"].startswith("srv__")
+        if e.data["name"].startswith("srv__") and e.data["name"] != "srv__*"  # (not a note)
     ]
     # The model reads the stored tool message: it says the same.
     stored = conversation.messages.get(role=Role.TOOL, tool_call_id=event["tool_call_id"])

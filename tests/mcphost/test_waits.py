@@ -92,6 +92,23 @@ def test_a_legacy_call_suspends_the_run_and_the_host_resumes_it(
     assert run.attempts == 2 and not Wait.objects.filter(status="open").exists()
 
 
+def test_a_waiting_call_ends_from_its_row_even_when_its_server_is_left_out(
+    run_tool, server_url, client_in, settings
+):
+    """The breaker opened (or the listing changed) while the person answered: the
+    resumed attempt still picks the call up from its row, it is not an unknown tool."""
+    from django.utils import timezone
+
+    settings.MCP_HOST_GRACE_SECONDS = 0
+    conversation = run_tool("book", server_url)
+    row = pending(conversation)
+    suspended(conversation)
+    McpServerState.objects.update(open_until=timezone.now() + timezone.timedelta(hours=1))
+    assert answer(client_in, row, "accept", size="2").status_code == 302
+    finished(conversation)
+    assert tool_result(conversation)["content"][0]["text"] == "booked 2 indoor"
+
+
 def test_a_call_that_asks_nobody_finishes_in_the_same_attempt(run_tool, server_url):
     conversation = run_tool("add", server_url, {"a": 2, "b": 3})
     run = finished(conversation)
