@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.liveserver import LiveServer
+from bench.liveserver import LiveServer
 
 SAMPLES = 25
 

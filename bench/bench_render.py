@@ -93,16 +93,16 @@ def run() -> dict[str, dict[str, Any]]:
         from django.utils.html import escape
         from django.utils.safestring import mark_safe
 
-        from chat.core.forms import MessageForm
-        from questionnaires import conversation as presenters
-        from questionnaires.conversation import MessageItem, conversation_context
+        from chat.edge import page as presenters
+        from chat.edge.forms import MessageForm
+        from chat.edge.page import MessageItem, conversation_page
 
         conversation = _conversation()
         request = RequestFactory().get(f"/conversations/{conversation.pk}/")
         request.user = conversation.owner
 
         def page() -> None:
-            context = conversation_context(conversation=conversation, form=MessageForm())
+            context = conversation_page(conversation=conversation, form=MessageForm())
             assert len(context["items"]) == MESSAGES
             render(request, "chat/conversation.html", context)
 

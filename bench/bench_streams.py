@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.liveserver import LiveServer
+from bench.liveserver import LiveServer
 
 SMALL, LARGE = 10, 1000
 ROUNDS = 25

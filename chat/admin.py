@@ -3,18 +3,21 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db.models import Model
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from chat.core.metadata import intake_state, state_of
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt, Wait
 from chat.core.services import api_token_create
+from chat.edge.page import message_item
 from chat.mcphost.models import MODEL_AGENTS, McpServer
 from chat.mcphost.records import McpServerState
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
-from questionnaires.conversation import message_item
 
 admin.site.site_header = _("Questionnaire chat · administration")
 admin.site.site_title = _("Questionnaire chat admin")
@@ -94,7 +97,7 @@ class ConversationAdmin(admin.ModelAdmin):
     def consultation_state(self, obj: Conversation) -> str:
         """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
 
-        view = state_view(obj.state or {})
+        view = state_view(state_of(obj))
         rows = format_html_join(
             "",
             "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -114,7 +117,7 @@ class ConversationAdmin(admin.ModelAdmin):
             _("Field"), _("Value"), _("Confidence"), _("Raw text"), rows,
             _("Missing"), ", ".join(view["missing_slots"]) or "—",
             _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
-            _("Intake"), (obj.state or {}).get("intake", {}) or "—",
+            _("Intake"), intake_state(obj) or "—",
         )  # fmt: skip
 
 
@@ -144,7 +147,7 @@ class RunAttemptInline(admin.TabularInline):
     fields = ("number", "worker", "task_id", "outcome", "started_at", "ended_at")
     readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -157,7 +160,7 @@ class WaitInline(admin.TabularInline):
     fields = ("kind", "ref", "tool_call_id", "resumes_run", "status", "deadline", "closed_at")
     readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
         return False
 
 
@@ -192,7 +195,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("prefix", "created_at", "last_used_at")
     search_fields = ("user__username", "name", "prefix")
 
-    def save_model(self, request, obj, form, change) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: ApiToken, form: forms.Form, change: bool
+    ) -> None:
         if not change:
             token, raw = api_token_create(user=obj.user, name=obj.name)
             obj.pk = token.pk
@@ -263,7 +268,7 @@ class McpServerForm(forms.ModelForm):
         return server
 
     def _post_clean(self) -> None:
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # ModelForm's (the stubs leave it out)
         # Validate the headers and token that will be stored (model.clean reads them).
         headers = self.cleaned_data.get("headers_text")
         if headers is not None:

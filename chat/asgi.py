@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from django.core.asgi import get_asgi_application
 
@@ -26,10 +26,8 @@ from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from chat.edge import mcp as chat_mcp  # noqa: E402
 from chat.edge import stream_asgi  # noqa: E402
+from chat.edge.stream_asgi import Receive, Scope, Send  # noqa: E402
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # (path prefix, app). A mounted app sees the full path.
@@ -50,7 +48,8 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     if stream_view is not None:
         await stream_asgi.serve(stream_view, scope, receive, send)
         return
-    await django_application(scope, receive, send)
+    # Django's handler is typed for plain dicts; ASGI servers pass them.
+    await django_application(cast(dict[str, Any], scope), receive, cast(Any, send))
 
 
 async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:

@@ -62,7 +62,8 @@ def _die_with_the_worker(**_kwargs: object) -> None:
         logger.debug("prctl(PR_SET_PDEATHSIG) unavailable")
 
 
-_kombu_connparams = kombu_redis.Channel._connparams
+# kombu's private method, wrapped below (the stubs don't declare it).
+_kombu_connparams = kombu_redis.Channel._connparams  # type: ignore[attr-defined]
 
 
 def _connparams(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -80,4 +81,4 @@ def _connparams(self, *args, **kwargs):  # type: ignore[no-untyped-def]
     return _kombu_connparams(self, *args, **kwargs)
 
 
-kombu_redis.Channel._connparams = _connparams
+kombu_redis.Channel._connparams = _connparams  # type: ignore[attr-defined]

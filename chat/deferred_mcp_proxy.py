@@ -82,7 +82,8 @@ async def _call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.Ca
         return await client.call_tool(TOOL, dict(params.arguments or {}))
 
     try:
-        return await _with_app(work)
+        result: types.CallToolResult = await _with_app(work)
+        return result
     except (MCPError, httpx2.HTTPError, OSError, ExceptionGroup) as exc:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]

@@ -207,7 +207,7 @@ class MarkdownBudget:
             self.steps = 0
             return _escaped(text)
         self.steps = env[_STEPS]
-        return mark_safe(html)  # noqa: S308 - markdown-it escapes all raw HTML
+        return mark_safe(str(html))  # noqa: S308 - markdown-it escapes all raw HTML
 
 
 def markdown_to_html(text: str) -> SafeString:
@@ -215,7 +215,7 @@ def markdown_to_html(text: str) -> SafeString:
     return MarkdownBudget()(text)
 
 
-def render_options() -> dict[str, Any]:
+def render_options() -> dict[str, object]:
     return dict(_MD.options)
 
 

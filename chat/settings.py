@@ -81,17 +81,26 @@ INSTALLED_APPS = [
     "axes",
 ]
 
+# Ways of asking (questionnaires.registry): one line per kind, in the order their cards show
+# on a message. A kind's subpackage holds everything else (see README, "A way of asking").
+QUESTIONNAIRE_KINDS = [
+    "questionnaires.inline.kind.KIND",
+    "questionnaires.asks.kind.KIND",
+    "questionnaires.forms.kind.KIND",
+    "questionnaires.elicitations.kind.KIND",
+]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A skill identity token works only on the skill publishing API (spec 003); first, so
     # no redirect or static file answers before the refusal.
-    "chat.skills.services.SkillTokenScopeMiddleware",
+    "chat.edge.http.SkillTokenScopeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     # Too large, broken or NUL-carrying form posts get a 400/413 before anything reads them.
-    "chat.core.http.RequestGuardMiddleware",
+    "chat.edge.http.RequestGuardMiddleware",
     # A view whose database connection died under it runs once more (chat/core/dbfaults.py).
     "chat.core.dbfaults.ConnectionLossRetryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

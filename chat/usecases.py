@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils.translation import gettext as _
 
 from chat.agent.intake import intake_select
@@ -13,7 +11,7 @@ from chat.core.runs import run_create, run_start
 from chat.core.services import answer_post
 from questionnaires.asks.definitions import definition_ids
 from questionnaires.forms.answers import interactive_form_answer
-from questionnaires.guards import input_refuse_if_pending
+from questionnaires.registry import input_refuse_if_waiting
 
 
 def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run | None:
@@ -33,7 +31,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
 
 
 def message_post_user(
-    *, conversation: Conversation, content: str, form_answer: Any = None
+    *, conversation: Conversation, content: str, form_answer: object = None
 ) -> Message:
     """A person (or an API client) sends a chat message: store it and start the agent.
 
@@ -44,5 +42,5 @@ def message_post_user(
         return interactive_form_answer(conversation=conversation, payload=form_answer)
     if not content.strip():
         raise ChatError("message_empty", _("Type a message first."))
-    input_refuse_if_pending(conversation=conversation)
+    input_refuse_if_waiting(conversation=conversation)
     return answer_post(conversation=conversation, content=content)

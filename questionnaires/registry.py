@@ -1,110 +1,316 @@
-"""The card registry: every kind of card a message can carry, and how it is shown.
+"""The kind registry: every way of asking, and all the rest of the product needs to know of it.
 
-A message's body (Markdown with inline questionnaire cards, spec 000) is rendered from its
-segments by `questionnaires.inline.render`; every other way of asking attaches cards to
-the message it belongs to. Each entry here names the kind, the template that renders one
-card (its context is `card`) and the presenter that builds the cards of a batch of
-messages with a fixed number of queries. `questionnaires.conversation` renders every
-message through this one list; a new way of asking is one subpackage plus one line here.
+A kind is one subpackage of `questionnaires/` whose `kind.py` holds one `Kind`, named once in
+`settings.QUESTIONNAIRE_KINDS` (like `INSTALLED_APPS`). Whatever used to name every kind
+iterates this registry instead:
+
+- the page (`chat.edge.page`): message bodies, the cards attached to a message, how an answer
+  shows, side panels, whether the assistant waits for the person;
+- drafts (`questionnaires.drafts`): which kind a draft key names and whether that card is open;
+- the rule across kinds (`input_refuse_if_waiting`): while a card that holds the conversation
+  waits, every other input — typed text, another card, a slot edit — is refused alike;
+- the model's context (`chat.agent.context`): which messages the model never reads, and how
+  an answer reads to it;
+- the base template (each kind's static files) and `chat/urls.py` (its URL patterns).
+
+The registry imports no kind: kinds are loaded by their dotted path on first use, so a kind may
+use the registry (the rule across kinds) without an import circle, and a kind that is not
+listed is not loaded at all. Tests register more kinds by overriding the setting.
 """
 
 from __future__ import annotations
 
+import enum
+import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, runtime_checkable
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.functional import Promise
+from django.utils.module_loading import import_string
+from django.utils.safestring import SafeString
+
+from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
-from questionnaires.asks.presenters import ask_cards_for
-from questionnaires.drafts import Drafts
-from questionnaires.elicitations.presenter import card_live, elicitation_cards_for
-from questionnaires.forms.presenter import form_cards_for
 
 logger = logging.getLogger(__name__)
+
+# Saved card drafts by card key (`<draft prefix>:<id>`): the card form's fields as posted.
+Drafts = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+@runtime_checkable
+class CardView(Protocol):
+    """What the page needs of any card's view model (each kind's template reads the rest)."""
+
+    @property
+    def dom_id(self) -> str: ...
+
+    @property
+    def live_state(self) -> str:
+        """ "" once the card can no longer change; else a short token that changes whenever
+        the card does (open tabs send it back and get the card again when it differs)."""
+        ...
+
+    @property
+    def answer_key(self) -> str:
+        """The key the answering message's `AnswerSummary` carries, when answers may arrive
+        out of order (two questions asked at once); "" otherwise."""
+        ...
+
+
+class Presenter(Protocol):
+    """The cards of a batch of messages, by message id, with a fixed number of queries."""
+
+    def __call__(
+        self, *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts
+    ) -> Mapping[int, Sequence[CardView]]: ...
+
+
+@dataclass(frozen=True)
+class Body:
+    """A message body rendered by a kind: its HTML, its live state (as `CardView.live_state`)
+    and the ids of the card forms in it that can be submitted (the page adds their CSRF
+    inputs, since body HTML is cached)."""
+
+    html: SafeString
+    live_state: str = ""
+    form_ids: tuple[str, ...] = ()
+
+
+class BodyPresenter(Protocol):
+    """Renders message bodies (one kind does: inline questionnaires live inside the text).
+    `interactive` is False for read-only previews (admin); `refused` is this kind's own value
+    describing a refused answer, shown on its card with what the person chose."""
+
+    def __call__(
+        self,
+        *,
+        conversation: Conversation,
+        messages: Sequence[Message],
+        drafts: Drafts,
+        interactive: bool,
+        refused: Refused | None,
+    ) -> Sequence[Body]: ...
+
+
+class RunEffect(enum.Enum):
+    """What an open card of the kind does to the run that showed it."""
+
+    ENDS_TURN = "ends_turn"  # the turn is over; the answer starts the next run
+    DEFERS_RUN = "defers_run"  # the run stops (deferred); the answer resumes it as a tool result
+    HOLDS_RUN = "holds_run"  # the run keeps waiting inside a tool call until the answer
+
+
+@dataclass(frozen=True)
+class AnswerSummary:
+    """How a message that answers a card of this kind shows in the chat: `key` matches the
+    card's `answer_key` (the page puts the answer right after its card); `html`, when set,
+    replaces the message body."""
+
+    key: str = ""
+    html: SafeString | None = None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A side panel of the conversation page: a template and its `panel` context."""
+
+    template: str
+    view: object
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A refused answer to show again on its card: which kind and message, and the kind's own
+    value for it (its card view with the error, or what its body renderer needs)."""
+
+    kind: str
+    message_id: int
+    value: object
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kind:
+    """One way of asking. Only `name` and `label` are required; a kind fills in what it does."""
+
+    name: str  # stable: draft keys, card state, analytics, metadata["kind"] of its messages
+    label: str | Promise  # for people (admin, analytics)
+    # Cards attached to messages (one template per card, its context is `card`) ...
+    card_template: str = ""
+    present: Presenter | None = None
+    # ... or message bodies (the inline kind: cards inside the assistant's text).
+    body: BodyPresenter | None = None
+    # Drafts: keys `<draft_prefix>:<id>`; `draft_open(conversation, id)` says whether that
+    # card exists in the conversation and can still be answered (else no draft is kept).
+    draft_prefix: str = ""
+    draft_open: Callable[[Conversation, str], bool] | None = None
+    # While one of its cards waits and holds the conversation, the refusal (409) every other
+    # input gets; None when nothing of it waits. `refusal_template` shows the way out (its
+    # context: `conversation`, `refusal` = the error's details, `where` = composer | panel).
+    waiting: Callable[[Conversation], ChatError | None] | None = None
+    refusal_template: str = ""
+    run_effect: RunEffect = RunEffect.ENDS_TURN
+    # The model's context: whether it reads messages of this kind (metadata["kind"] == name),
+    # and how a message answering it reads (None: the message's content as stored).
+    model_sees: bool = True
+    model_text: Callable[[Message], str | None] | None = None
+    answer_summary: Callable[[Message], AnswerSummary | None] | None = None
+    panel: Callable[[Conversation], Panel | None] | None = None
+    # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
+    # `api_urlpatterns` (namespace "api"); static files the page loads (.js or .css).
+    urls: str = ""
+    static: tuple[str, ...] = ()
+
+
+class InputRefused(ChatError):
+    """Input refused because a card of `kind` waits for the person (its code, its message)."""
+
+    def __init__(self, kind: Kind, error: ChatError) -> None:
+        super().__init__(error.code, error.message, status=error.status, details=error.details)
+        self.kind = kind
+
+
+@functools.cache
+def kinds() -> tuple[Kind, ...]:
+    """Every registered kind, in `settings.QUESTIONNAIRE_KINDS` order (cards show in it)."""
+    loaded: list[Kind] = []
+    for path in settings.QUESTIONNAIRE_KINDS:
+        kind = import_string(path)
+        if not isinstance(kind, Kind):
+            raise ImproperlyConfigured(f"QUESTIONNAIRE_KINDS: {path} is not a Kind")
+        loaded.append(kind)
+    _check_unique(loaded)
+    return tuple(loaded)
+
+
+def _check_unique(loaded: Sequence[Kind]) -> None:
+    for attribute in ("name", "draft_prefix"):
+        values = [getattr(k, attribute) for k in loaded if getattr(k, attribute)]
+        if len(values) != len(set(values)):
+            raise ImproperlyConfigured(f"QUESTIONNAIRE_KINDS: two kinds share a {attribute}")
+    if sum(1 for k in loaded if k.body is not None) > 1:
+        raise ImproperlyConfigured("QUESTIONNAIRE_KINDS: only one kind may render message bodies")
+
+
+@receiver(setting_changed)
+def _kinds_changed(*, setting: str, **_kwargs: object) -> None:
+    if setting == "QUESTIONNAIRE_KINDS":
+        kinds.cache_clear()
+
+
+def kind_named(name: str) -> Kind:
+    for kind in kinds():
+        if kind.name == name:
+            return kind
+    raise KeyError(name)
+
+
+def body_kind() -> Kind | None:
+    """The kind that renders message bodies, if one is registered."""
+    return next((k for k in kinds() if k.body is not None), None)
+
+
+# --- cards -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Card:
-    """One card attached to a message: its kind, the view model its template gets as
-    `card`, and whether it can still be answered (open tabs refresh it when that ends)."""
+    """One card attached to a message: its kind and the view model its template gets."""
 
     kind: str
-    view: Any
-    live: bool
+    view: CardView
 
     @property
     def template(self) -> str:
-        return REGISTRY[self.kind].template
-
-    @property
-    def state(self) -> str:
-        kind = REGISTRY[self.kind]
-        if kind.state_of is not None:
-            return kind.state_of(self.view)
-        return kind.state_letter if self.live else ""
-
-
-# (conversation, messages, drafts) -> {message id: [view, ...]}; view -> still answerable?
-Presenter = Callable[..., dict[int, list[Any]]]
-
-
-@dataclass(frozen=True)
-class CardKind:
-    name: str
-    template: str
-    present: Presenter
-    live: Callable[[Any], bool]
-    # Added to the message's card state while one of its cards is live, so open tabs
-    # get the message again (locked) once it is answered; "" when the kind refreshes
-    # itself (asks keep what the user typed, see chat/asks/_frame.html).
-    state_letter: str = ""
-    # For kinds whose live card goes through several states (an opened link waiting for
-    # its completion): the letter from the view itself.
-    state_of: Callable[[Any], str] | None = None
-
-
-KINDS: tuple[CardKind, ...] = (
-    CardKind("ask", "chat/asks/card.html", ask_cards_for, lambda v: bool(v.answerable)),
-    CardKind(
-        "form",
-        "questionnaires/cards/interactive_form.html",
-        form_cards_for,
-        lambda v: bool(v.answerable),
-        state_letter="f",
-    ),
-    CardKind(
-        "elicitation",
-        "questionnaires/cards/elicitation.html",
-        elicitation_cards_for,
-        card_live,
-        state_of=lambda v: str(v.state_letter),
-    ),
-)
-REGISTRY: dict[str, CardKind] = {kind.name: kind for kind in KINDS}
+        return kind_named(self.kind).card_template
 
 
 def cards_for(
     *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts | None = None
 ) -> dict[int, tuple[Card, ...]]:
-    """Every attached card of `messages`, by message id, in registry order; open cards
-    show their saved `drafts` (questionnaires.drafts)."""
+    """Every attached card of `messages`, by message id, in registry order; open cards show
+    their saved `drafts`."""
     found: dict[int, list[Card]] = {}
-    for kind in KINDS:
+    for kind in kinds():
+        if kind.present is None:
+            continue
         try:
             presented = kind.present(
                 conversation=conversation, messages=messages, drafts=drafts or {}
             )
         except Exception:  # one broken kind must not take the conversation down with it
-            logger.exception(
-                "conversation %s: %s cards failed to render", conversation.pk, kind.name
-            )
+            logger.exception("conversation %s: %s cards failed", conversation.pk, kind.name)
             continue
         for message_id, views in presented.items():
-            found.setdefault(message_id, []).extend(Card(kind.name, v, kind.live(v)) for v in views)
+            found.setdefault(message_id, []).extend(Card(kind.name, v) for v in views)
     return {message_id: tuple(cards) for message_id, cards in found.items()}
 
 
-def card_of(kind: str, view: Any) -> Card:
-    """A single card (e.g. one re-rendered with the user's refused input)."""
-    return Card(kind, view, REGISTRY[kind].live(view))
+# --- the rule across kinds ---------------------------------------------------------------
+
+
+def waiting(*, conversation: Conversation) -> list[InputRefused]:
+    """What waits for the person and holds the conversation, one refusal per kind."""
+    found = []
+    for kind in kinds():
+        error = kind.waiting(conversation) if kind.waiting is not None else None
+        if error is not None:
+            found.append(InputRefused(kind, error))
+    return found
+
+
+def input_refuse_if_waiting(*, conversation: Conversation) -> None:
+    """Raise `InputRefused` (409 with the waiting kind's code: `pending_interactive_form`,
+    `pending_elicitation`, …) while a card holds the conversation (spec 003: other input is
+    refused until the form is submitted or cancelled — typed text, card answers and slot
+    edits alike)."""
+    refusals = waiting(conversation=conversation)
+    if refusals:
+        raise refusals[0]
+
+
+# --- the model's view --------------------------------------------------------------------
+
+
+def hidden_from_model() -> frozenset[str]:
+    """`metadata["kind"]` values of messages the model never reads."""
+    return frozenset(k.name for k in kinds() if not k.model_sees)
+
+
+def model_text(message: Message) -> str | None:
+    """How an answer message reads to the model, when a kind says (else None)."""
+    for kind in kinds():
+        if kind.model_text is not None:
+            text = kind.model_text(message)
+            if text is not None:
+                return text
+    return None
+
+
+def answer_summary(message: Message) -> AnswerSummary | None:
+    for kind in kinds():
+        if kind.answer_summary is not None:
+            summary = kind.answer_summary(message)
+            if summary is not None:
+                return summary
+    return None
+
+
+def panel_for(*, conversation: Conversation) -> Panel | None:
+    """The conversation's side panel (the first kind that has one for it)."""
+    for kind in kinds():
+        panel = kind.panel(conversation) if kind.panel is not None else None
+        if panel is not None:
+            return panel
+    return None
+
+
+def static_files() -> tuple[str, ...]:
+    """Every kind's static files, in registry order, each once."""
+    return tuple(dict.fromkeys(path for kind in kinds() for path in kind.static))

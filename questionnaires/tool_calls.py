@@ -8,12 +8,14 @@ its message (a deferred form's render payload) is its `persisted` hook's work
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from django.db import transaction
 
+from chat.core.metadata import MessageMetadata
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import message_create
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 @transaction.atomic
@@ -21,8 +23,8 @@ def assistant_message_create(
     *,
     conversation: Conversation,
     content: str,
-    tool_calls: list[dict[str, Any]],
-    metadata: dict[str, Any] | None = None,
+    tool_calls: Sequence[Mapping[str, JsonValue]],
+    metadata: MessageMetadata | None = None,
     readonly: bool = False,
     run: Run | None = None,
 ) -> Message:

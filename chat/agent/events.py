@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from questionnaires.protocol.jsontypes import JsonValue
+
 # A tool step's identity for loop detection: (tool name, canonical JSON arguments) per call.
 Signature = tuple[tuple[str, str], ...]
 
@@ -21,7 +23,7 @@ class ToolCall:
     name: str
     arguments: str
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> dict[str, JsonValue]:
         return {
             "id": self.id,
             "type": "function",
@@ -32,7 +34,7 @@ class ToolCall:
 @dataclass(frozen=True)
 class ToolResult:
     call: ToolCall
-    result: dict[str, Any]
+    result: dict[str, JsonValue]
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class LoopState:
     required_names: tuple[str, ...] = ()
     signatures: tuple[Signature, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonValue]:
         return {
             "iteration": self.iteration,
             "failed_checks": self.failed_checks,
@@ -109,7 +111,7 @@ class ToolResultEvent:
     this call's failure ends the run (the step's later calls are not executed)."""
 
     call: ToolCall
-    result: dict[str, Any]
+    result: dict[str, JsonValue]
     stop: RunStopped | None = None
 
 
@@ -139,7 +141,7 @@ class SelfCheckFailed:
     reply: str
     diagnostic: str
     attempt: int
-    issues: tuple[dict[str, Any], ...] = ()
+    issues: tuple[dict[str, JsonValue], ...] = ()
     state: LoopState | None = None
 
 
@@ -150,7 +152,7 @@ class RunStopped:
     stop_reason: str
     error_code: str = ""
     error_message: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, JsonValue] = field(default_factory=dict)
 
 
 AgentEvent = (

@@ -9,13 +9,13 @@ left — post a summary with a fenced inline questionnaire to confirm or correct
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import yaml
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from chat.core.metadata import intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role, Run, StopReason
 from chat.core.services import message_create
 from questionnaires.asks import selectors as ask_selectors
@@ -27,7 +27,8 @@ from questionnaires.asks.definitions import (
     definition_ids,
 )
 from questionnaires.asks.state import state_view
-from questionnaires.protocol import parse_message
+from questionnaires.protocol import ResponseSegment, parse_message
+from questionnaires.protocol.jsontypes import Json
 
 logger = logging.getLogger(__name__)
 CHOOSE_FIELD = "intake_definition"
@@ -41,8 +42,8 @@ def intake_turn(run: Run) -> str:
         definition = _choose(conversation, run, trigger)
         if definition is None:
             return StopReason.AWAITING_USER_INPUT
-    status = conversation.state.get("intake", {}).get("status", "collecting")
-    if trigger is not None and not (trigger.metadata or {}).get("structured_answer"):
+    status = intake_state(conversation).get("status", "collecting")
+    if trigger is not None and "structured_answer" not in metadata_of(trigger):
         reply = _take_in_text(conversation, definition, run, trigger, status)
         if reply is not None:
             return reply
@@ -56,7 +57,7 @@ def intake_turn(run: Run) -> str:
 
 
 def _choose(conversation: Conversation, run: Run, trigger: Message | None) -> Definition | None:
-    answer = (trigger.metadata or {}).get("structured_answer") if trigger else None
+    answer = metadata_of(trigger).get("structured_answer") if trigger else None
     chosen = answer.get("value") if answer and answer.get("field") == CHOOSE_FIELD else None
     if chosen is None and trigger is not None and not answer:
         pending = ask_selectors.ask_pending_before(conversation=conversation, seq=trigger.seq)
@@ -106,12 +107,7 @@ def _take_in_text(
     if response is not None:
         return _confirmation(conversation, definition, run, response)
     if status == "confirmed":
-        message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=definition.texts["done"],
-            run=run,
-        )
+        _say(conversation, run, definition.texts["done"])
         return StopReason.COMPLETED
     pending = ask_selectors.ask_pending_before(conversation=conversation, seq=trigger.seq)
     read = [
@@ -119,44 +115,35 @@ def _take_in_text(
         for m in pending
     ]
     if pending and not any(read):
-        message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=definition.texts["not_understood"],
-            run=run,
-        )
+        _say(conversation, run, definition.texts["not_understood"])
     return None
 
 
-def _questionnaire_response(message: Message) -> dict[str, Any] | None:
+def _questionnaire_response(message: Message) -> dict[str, Json] | None:
     if message.role != Role.USER or "-response>" not in message.content:
         return None
     for segment in parse_message(message.content, message_id=str(message.pk), role="user"):
-        if segment.kind == "response":
-            payload: dict[str, Any] = segment.payload  # type: ignore[union-attr]
-            return payload
+        if isinstance(segment, ResponseSegment):
+            return segment.payload
     return None
 
 
 def _confirmation(
-    conversation: Conversation, definition: Definition, run: Run, response: dict[str, Any]
+    conversation: Conversation, definition: Definition, run: Run, response: dict[str, Json]
 ) -> str:
-    intake = conversation.state.get("intake", {})
+    intake = intake_state(conversation)
     if response.get("questionnaire_id") != intake.get("summary_questionnaire_id"):
         return _next_step(conversation, definition, run)
-    answers = response.get("answers") or []
+    listed = response.get("answers")
+    answers = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     first = answers[0] if answers else {}
     confirmed = definition.texts["confirm_yes"] in (first.get("label"), first.get("answer"))
-    chosen = answers[1].get("labels") or [] if len(answers) > 1 else []
+    labels = answers[1].get("labels") if len(answers) > 1 else None
+    chosen = [str(label) for label in labels] if isinstance(labels, list) else []
     fields = [s.field for s in definition.slots if s.label in chosen]
     if confirmed and not fields:
         _status_set(conversation, "confirmed")
-        message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=definition.texts["done"],
-            run=run,
-        )
+        _say(conversation, run, definition.texts["done"])
         return StopReason.COMPLETED
     _status_set(conversation, "collecting")
     if fields:
@@ -170,12 +157,12 @@ def _confirmation(
 # --- asking and summarizing ------------------------------------------------------------
 
 
-def _applicable(definition: Definition, values: dict[str, Any]) -> list[Slot]:
+def _applicable(definition: Definition, values: Mapping[str, Json]) -> list[Slot]:
     return [slot for slot in definition.slots if slot.applies(values)]
 
 
 def _missing_sync(conversation: Conversation, definition: Definition) -> None:
-    values = state_view(conversation.state)["consultation_state"]
+    values = state_view(state_of(conversation))["consultation_state"]
     missing = [
         s.field for s in _applicable(definition, values) if s.required and s.field not in values
     ]
@@ -183,7 +170,7 @@ def _missing_sync(conversation: Conversation, definition: Definition) -> None:
 
 
 def _next_step(conversation: Conversation, definition: Definition, run: Run) -> str:
-    view = state_view(conversation.state)
+    view = state_view(state_of(conversation))
     values, skipped = view["consultation_state"], set(view["skipped_slots"])
     todo = [
         s
@@ -204,12 +191,7 @@ def _ask_slots(
     if definition.ask_per_turn == 2 and len(todo) > 1 and not todo[1].when:
         batch.append(todo[1])
     if not ask_selectors.ask_any(conversation=conversation):
-        message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=definition.texts["intro"],
-            run=run,
-        )
+        _say(conversation, run, definition.texts["intro"])
     turn_id = f"turn_{run.pk}_{conversation.messages.count()}"
     for slot in batch:
         asks.ask_create(
@@ -223,7 +205,7 @@ def _ask_slots(
 
 
 def _post_summary(conversation: Conversation, definition: Definition, run: Run) -> str:
-    view = state_view(conversation.state)
+    view = state_view(state_of(conversation))
     lines = [definition.texts["summary_intro"], ""]
     for slot in _applicable(definition, view["consultation_state"]):
         shown = view["display"].get(slot.field)
@@ -265,7 +247,12 @@ def _md(text: str) -> str:
     return "".join("\\" + c if c in "\\*_[]<>#|" else c for c in cleaned)
 
 
-def _status_set(conversation: Conversation, status: str, **extra: Any) -> None:
+def _say(conversation: Conversation, run: Run, text: str) -> None:
+    """The agent's own line in the chat (the definition's texts)."""
+    message_create(conversation=conversation, role=Role.ASSISTANT, content=text, run=run)
+
+
+def _status_set(conversation: Conversation, status: str, **extra: Json) -> None:
     asks.state_section_merge(
         conversation=conversation, key="intake", values={"status": status, **extra}
     )

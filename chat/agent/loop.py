@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from questionnaires.protocol import QuestionnaireSegment, parse_message, self_check
+from questionnaires.protocol.jsontypes import JsonValue
 
 from .events import (
     AgentEvent,
@@ -48,7 +48,7 @@ class LoopConfig:
     self_check_attempts: int = 3
     # This many consecutive tool steps with identical calls count as a loop.
     loop_repeat_limit: int = 3
-    tool_extra: dict[str, Any] = field(default_factory=dict)
+    tool_extra: dict[str, object] = field(default_factory=dict)
     # Where the turn starts: a fresh turn, or the persisted state of an interrupted one.
     start: LoopState = field(default_factory=LoopState)
 
@@ -69,7 +69,7 @@ def has_questionnaire(content: str) -> bool:
     return any(isinstance(s, QuestionnaireSegment) for s in segments)
 
 
-def error_result(code: str, message: str) -> dict[str, Any]:
+def error_result(code: str, message: str) -> dict[str, JsonValue]:
     return {"success": False, "status": "error", "error_code": code, "message": message}
 
 
@@ -77,7 +77,7 @@ def run_loop(
     *,
     client: LLMClient,
     tools: Sequence[Tool],
-    messages: Sequence[dict[str, Any]],
+    messages: Sequence[dict[str, JsonValue]],
     config: LoopConfig | None = None,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Iterator[AgentEvent]:
@@ -94,7 +94,7 @@ class _Loop:
         self,
         client: LLMClient,
         tools: Sequence[Tool],
-        messages: Sequence[dict[str, Any]],
+        messages: Sequence[dict[str, JsonValue]],
         config: LoopConfig,
         cancelled: Callable[[], bool],
     ) -> None:
@@ -205,7 +205,7 @@ class _Loop:
 
     def _execute(
         self, call: ToolCall, earlier: Sequence[ToolResult] = ()
-    ) -> tuple[dict[str, Any], RunStopped | None]:
+    ) -> tuple[dict[str, JsonValue], RunStopped | None]:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools) or "none"
@@ -296,14 +296,14 @@ def _canonical(arguments: str) -> str:
         return arguments
 
 
-def _assistant_dict(content: str, calls: Sequence[ToolCall]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+def _assistant_dict(content: str, calls: Sequence[ToolCall]) -> dict[str, JsonValue]:
+    message: dict[str, JsonValue] = {"role": "assistant", "content": content or None}
     if calls:
         message["tool_calls"] = [c.to_openai() for c in calls]
     return message
 
 
-def _tool_dict(result: ToolResult) -> dict[str, Any]:
+def _tool_dict(result: ToolResult) -> dict[str, JsonValue]:
     return {
         "role": "tool",
         "tool_call_id": result.call.id,

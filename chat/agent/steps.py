@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from django.db import transaction
 
 from chat.agent.events import ToolCall, ToolResult
 from chat.agent.tools import TOOLS_BY_NAME
 from chat.agent.tools.base import StoredCall
+from chat.core.metadata import MessageMetadata
 from chat.core.models import Message, Role, Run
 from chat.core.services import message_create
 from questionnaires.tool_calls import assistant_message_create
@@ -46,7 +46,7 @@ def step_persist(
     content: str,
     calls: Sequence[ToolCall],
     results: Sequence[ToolResult],
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
     opened: int | None = None,
 ) -> Message:
     """One transaction: open tabs fetch the assistant message together with its tool

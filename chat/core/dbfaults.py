@@ -133,15 +133,17 @@ class ConnectionLossRetryMiddleware:
 
     retries = 2
 
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         watch = request._commit_watch = CommitWatch()  # type: ignore[attr-defined]
         with connection.execute_wrapper(watch):
             return self.get_response(request)
 
-    def process_exception(self, request: HttpRequest, exception: Exception) -> Any:
+    def process_exception(
+        self, request: HttpRequest, exception: Exception
+    ) -> HttpResponseBase | None:
         match = getattr(request, "resolver_match", None)
         watch: CommitWatch | None = getattr(request, "_commit_watch", None)
         if (

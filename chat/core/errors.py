@@ -6,12 +6,14 @@ it into the same JSON `{"error", "message", "details"?}` or a page with the mess
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 class _ToDict(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> Mapping[str, JsonValue]: ...
 
 
 class ChatError(Exception):
@@ -24,18 +26,23 @@ class ChatError(Exception):
         message: str,
         *,
         status: int = 400,
-        details: dict[str, Any] | None = None,
+        details: Mapping[str, JsonValue] | None = None,
         errors: Sequence[_ToDict] = (),
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = str(message)
         self.status = status
-        self.details = details or {}
+        self.details: dict[str, JsonValue] = dict(details or {})
         self.errors = tuple(errors)
 
-    def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": self.code, "message": self.message}
+    def field_messages(self) -> dict[str, str]:
+        """`details["fields"]` of a refused answer (field -> what is wrong with it)."""
+        fields = self.details.get("fields")
+        return {str(k): str(v) for k, v in fields.items()} if isinstance(fields, Mapping) else {}
+
+    def as_dict(self) -> dict[str, JsonValue]:
+        body: dict[str, JsonValue] = {"error": self.code, "message": self.message}
         details = dict(self.details)
         if self.errors:
             details["errors"] = [e.to_dict() for e in self.errors]

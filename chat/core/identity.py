@@ -13,7 +13,6 @@ timestamp checked against a maximum age), so verification needs no database.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.core import signing
@@ -44,7 +43,7 @@ def _verify(prefix: str, salt: str, raw: str | None, seconds: int | None) -> Run
     if not raw or not raw.startswith(prefix):
         return None
     try:
-        data: Any = signing.loads(raw[len(prefix) :], salt=salt, max_age=seconds or max_age())
+        data: object = signing.loads(raw[len(prefix) :], salt=salt, max_age=seconds or max_age())
     except (signing.BadSignature, ValueError):  # SignatureExpired is a BadSignature
         return None
     if not isinstance(data, dict):

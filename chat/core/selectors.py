@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from chat.core.errors import NotFound
@@ -11,11 +12,11 @@ from chat.core.identity import RunIdentity
 from chat.core.models import Conversation, Message, Role, Run, RunStatus
 
 
-def conversation_list_for_user(*, user) -> QuerySet[Conversation]:
+def conversation_list_for_user(*, user: User) -> QuerySet[Conversation]:
     return Conversation.objects.filter(owner=user).order_by("-updated_at")
 
 
-def conversation_get_for_user(*, user, conversation_id: int) -> Conversation:
+def conversation_get_for_user(*, user: User, conversation_id: int | str) -> Conversation:
     """The user's conversation; anyone else's (or a missing one) is a 404."""
     try:
         return Conversation.objects.get(pk=conversation_id, owner=user)

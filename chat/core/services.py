@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import MessageMetadata
 from chat.core.models import (
     AgentKind,
     ApiToken,
@@ -25,11 +27,12 @@ from chat.core.models import (
 from chat.core.realtime import wake
 from chat.core.runs import run_request
 from chat.core.waits import waits_close_answered
+from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
 
 
-def event_emit(*, conversation_id: int, name: str, data: dict[str, Any]) -> Event:
+def event_emit(*, conversation_id: int, name: str, data: Mapping[str, object]) -> Event:
     """Persist a stream event and wake every listener once the transaction commits.
 
     Listeners read the events themselves (by id, from the database), so a wake-up that is
@@ -70,7 +73,7 @@ def event_prune_deltas(*, older_than: float) -> int:
 
 
 def conversation_create(
-    *, owner, title: str = "", agent: str | None = None, language: str = "en"
+    *, owner: User, title: str = "", agent: str | None = None, language: str = "en"
 ) -> Conversation:
     agent = agent or settings.CHAT_DEFAULT_AGENT
     if agent not in AgentKind.values:
@@ -121,11 +124,11 @@ def message_create(
     role: str,
     content: str = "",
     display_content: str = "",
-    tool_calls: list[dict[str, Any]] | None = None,
+    tool_calls: Sequence[Mapping[str, JsonValue]] | None = None,
     tool_call_id: str = "",
     readonly: bool = False,
     hidden: bool = False,
-    metadata: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
     run: Run | None = None,
 ) -> Message:
     """Append a message with the next sequence number and tell open tabs about it."""
@@ -180,8 +183,8 @@ def answer_post(
     conversation: Conversation,
     content: str,
     display_content: str = "",
-    metadata: dict[str, Any] | None = None,
-    lock_event: dict[str, Any] | None = None,
+    metadata: MessageMetadata | None = None,
+    lock_event: Mapping[str, object] | None = None,
 ) -> Message:
     """Where every way of answering ends: post the user message, lock the answered card in
     every open tab (`card_locked` with `lock_event`), and request the next agent turn.
@@ -209,7 +212,7 @@ def answer_post(
 # --- API tokens --------------------------------------------------------------------------
 
 
-def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+def api_token_create(*, user: User, name: str = "") -> tuple[ApiToken, str]:
     """Create a token; the raw value is returned once and only its hash is stored."""
     raw = "qc_" + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name, key_hash=hash_token(raw), prefix=raw[:10])

@@ -9,17 +9,16 @@ place, before anything is written.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 MAX_JSON_DEPTH = 32
 _BAD = re.compile("[\x00\ud800-\udfff]")
 
 
-def text_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
+def text_problem(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
     """`(code, path)` of the first thing in a JSON-like value that can't be stored —
     `text_invalid` (a NUL or a lone surrogate, in a key or a string) or `json_too_deep`
     — or None. Iterative, so hostile nesting costs no recursion."""
-    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    stack: list[tuple[object, str, int]] = [(value, "$", 0)]
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, str):

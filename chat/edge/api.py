@@ -13,15 +13,16 @@ from django.utils.translation import gettext as _
 from chat import usecases
 from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import (
+from chat.core.models import Conversation, Message, Role
+from chat.edge.http import (
     api_view,
     bad_token_check,
     bad_token_record,
     bearer_token,
     error_response,
     json_body,
+    signed_in,
 )
-from chat.core.models import Message, Role
 from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
@@ -36,7 +37,7 @@ def conversations(request: HttpRequest) -> JsonResponse:
     if not isinstance(title, str) or not isinstance(agent, str):
         raise ChatError("invalid_field", _("“title” and “agent” must be strings."))
     conversation = services.conversation_create(
-        owner=request.user, title=title, agent=agent, language=request.LANGUAGE_CODE
+        owner=signed_in(request), title=title, agent=agent, language=request.LANGUAGE_CODE
     )
     url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))
     return JsonResponse({"id": conversation.pk, "url": url}, status=201)
@@ -45,7 +46,7 @@ def conversations(request: HttpRequest) -> JsonResponse:
 @api_view(("GET", "POST"))
 def messages(request: HttpRequest, conversation_id: int) -> JsonResponse:
     conversation = selectors.conversation_get_for_user(
-        user=request.user, conversation_id=conversation_id
+        user=signed_in(request), conversation_id=conversation_id
     )
     if request.method == "GET":
         rows = selectors.message_list_all(conversation=conversation)
@@ -55,7 +56,10 @@ def messages(request: HttpRequest, conversation_id: int) -> JsonResponse:
     return JsonResponse({"id": message.pk, "seq": message.seq}, status=201)
 
 
-def _post_message(conversation, body: dict[str, Any]) -> Message:
+TOOL_CALL_ID_MAX = 200  # Message.tool_call_id's max_length
+
+
+def _post_message(conversation: Conversation, body: dict[str, Any]) -> Message:
     role = body.get("role")
     content = body.get("content", "")
     tool_calls = body.get("tool_calls") or []
@@ -74,7 +78,7 @@ def _post_message(conversation, body: dict[str, Any]) -> Message:
         raise ChatError(
             "invalid_field", _("“tool_call_id” must be a string and “readonly” a boolean.")
         )
-    if len(tool_call_id) > Message._meta.get_field("tool_call_id").max_length:
+    if len(tool_call_id) > TOOL_CALL_ID_MAX:
         raise ChatError("invalid_field", _("“tool_call_id” is too long (200 characters at most)."))
     if role == Role.USER:
         # `interactive_form_answer`: the answer payload of a pending form (spec 003).

@@ -1,13 +1,16 @@
+"""The chat pages' forms; every view that shows the composer validates text with `MessageForm`."""
+
 from __future__ import annotations
+
+from typing import cast
 
 from django import forms
 from django.conf import settings
-from django.utils.translation import get_language
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import AgentKind
-from questionnaires.asks.definitions import definition_ids, definitions_all
-from questionnaires.conversation import llm_configured
+from chat.edge.page import llm_configured
 
 
 class ConversationCreateForm(forms.Form):
@@ -16,21 +19,18 @@ class ConversationCreateForm(forms.Form):
     # Which intake definition an intake conversation collects (ignored for other agents).
     intake = forms.ChoiceField(label=_("Intake"), required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
-        def definition_titles(language: str) -> list[tuple[str, str]]:
-            """(id, title), titled in the page's language when a definition has it."""
-            lang = "zh-hans" if language.lower().startswith("zh") else "en"
-            own = {d.id: d.title for d in definitions_all().values() if d.language == lang}
-            return [(key, own.get(key, title)) for key, title in definition_ids()]
-
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, data: QueryDict | None = None, *, intake_choices: list[tuple[str, str]]
+    ) -> None:
+        """`intake_choices`: (id, title) of the intake definitions to offer."""
+        super().__init__(data)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
-        choices = definition_titles(get_language() or "en")
-        self.fields["intake"].choices = [("", _("Ask me in the chat")), *choices]
-        self.fields["intake"].initial = choices[0][0] if choices else ""
+        intake = cast(forms.ChoiceField, self.fields["intake"])
+        intake.choices = [("", _("Ask me in the chat")), *intake_choices]
+        intake.initial = intake_choices[0][0] if intake_choices else ""
 
     def clean_agent(self) -> str:
-        agent = self.cleaned_data["agent"]
+        agent = str(self.cleaned_data["agent"])
         if agent == AgentKind.OPENAI and not llm_configured():
             raise forms.ValidationError(
                 _("No model endpoint is configured on this server, so this agent can’t answer."),
@@ -41,3 +41,25 @@ class ConversationCreateForm(forms.Form):
 
 class ConversationRenameForm(forms.Form):
     title = forms.CharField(label=_("Name"), max_length=200)
+
+
+class MessageForm(forms.Form):
+    content = forms.CharField(
+        label=_("Message"),
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "off"}),
+        error_messages={"required": _("Type a message first.")},
+    )
+
+    def clean_content(self) -> str:
+        content = str(self.cleaned_data["content"])
+        if not content.strip():
+            raise forms.ValidationError(_("Type a message first."), code="message_empty")
+        limit = settings.CHAT_MAX_MESSAGE_CHARS
+        if len(content) > limit:
+            raise forms.ValidationError(
+                _("The message is %(n)s characters long; the limit is %(limit)s."),
+                code="message_too_long",
+                params={"n": len(content), "limit": limit},
+            )
+        return content

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
+
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 def _check_database() -> None:
@@ -27,17 +28,18 @@ async def _layer_round_trip() -> None:
         raise RuntimeError("channel layer returned a different message")
 
 
-def health_report() -> dict[str, Any]:
-    checks: dict[str, Any] = {}
+def health_report() -> dict[str, JsonValue]:
+    checks: dict[str, dict[str, JsonValue]] = {}
     for name, check in (
         ("database", _check_database),
         ("channel_layer", async_to_sync(_layer_round_trip)),
     ):
         started = time.perf_counter()
+        result: dict[str, JsonValue] = {"ok": True}
         try:
             check()
-            checks[name] = {"ok": True}
         except Exception as exc:
-            checks[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        checks[name]["ms"] = round((time.perf_counter() - started) * 1000, 2)
-    return {"ok": all(c["ok"] for c in checks.values()), "checks": checks}
+            result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        result["ms"] = round((time.perf_counter() - started) * 1000, 2)
+        checks[name] = result
+    return {"ok": all(c["ok"] is True for c in checks.values()), "checks": checks}

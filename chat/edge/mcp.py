@@ -29,11 +29,11 @@ from chat.agent.events import ToolCall, ToolResult
 from chat.agent.steps import step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, ToolContext
 from chat.agent.tools.base import is_deferred
-from chat.core.http import bearer_from_header
 from chat.core.identity import RunIdentity, mcp_token_verify
 from chat.core.models import Run, RunStatus, StopReason
 from chat.core.selectors import run_identity_live
 from chat.core.text import text_problem
+from chat.edge.http import bearer_from_header
 from chat.runs.external import run_external_end, run_external_touch
 
 PATH = "/mcp/"

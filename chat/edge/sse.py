@@ -19,8 +19,7 @@ import logging
 import math
 import random
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 
 from asgiref.sync import SyncToAsync
 from django.conf import settings
@@ -34,7 +33,7 @@ from chat.edge.stream_selectors import EventRow, Refusal, event_rows_after
 logger = logging.getLogger(__name__)
 
 
-def format_event(*, event_id: int | None, name: str, data: dict[str, Any]) -> bytes:
+def format_event(*, event_id: int | None, name: str, data: Mapping[str, object]) -> bytes:
     """One SSE frame: `id`, `event`, and the JSON payload on a single `data` line."""
     lines = []
     if event_id is not None:

@@ -33,8 +33,8 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
 from chat.edge import api, views
+from chat.edge.http import SkillTokenScopeMiddleware
 from chat.edge.sse import EventStreamResponse
-from chat.skills.services import SkillTokenScopeMiddleware
 
 logger = logging.getLogger("django.request")
 

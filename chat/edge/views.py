@@ -8,60 +8,67 @@ from contextlib import suppress
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import (
-    HttpRequest,
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
+    QueryDict,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chat import usecases
 from chat.core import services
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
-from chat.edge.forms import ConversationCreateForm, ConversationRenameForm
+from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
-from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
-from chat.edge.stream_selectors import stream_access_for_session
-from chat.usecases import intake_begin
-from questionnaires.asks.definitions import conversation_definition
-from questionnaires.conversation import (
-    conversation_context,
+from chat.edge.http import HtmxRequest, conversation_for_page, signed_in
+from chat.edge.page import (
+    conversation_page,
     llm_configured,
     message_items,
     message_items_changed,
+    refusal_view,
     sidebar,
 )
+from chat.edge.sse import StreamOverloaded, StreamRefused, parse_last_event_id, stream_open
+from chat.edge.stream_selectors import stream_access_for_session
+from chat.usecases import intake_begin
+from questionnaires import drafts
+from questionnaires.asks.definitions import conversation_definition, definition_choices
 
 
-def _home(request: HttpRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
+def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
     context = {
         "form": form,
-        "sidebar": sidebar(user=request.user, query=request.GET.get("q", "")),
+        "sidebar": sidebar(user=signed_in(request), query=request.GET.get("q", "")),
         "llm_ready": llm_configured(),
     }
     return render(request, "chat/conversation_list.html", context, status=status)
 
 
+def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
+    choices = definition_choices(translation.get_language() or "en")
+    return ConversationCreateForm(data, intake_choices=choices)
+
+
 @login_required
 @require_GET
-def conversation_list(request: HttpRequest) -> HttpResponse:
+def conversation_list(request: HtmxRequest) -> HttpResponse:
     """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
-    return _home(request, ConversationCreateForm())
+    return _home(request, _create_form())
 
 
 @login_required
 @require_POST
-def conversation_create(request: HttpRequest) -> HttpResponse:
-    form = ConversationCreateForm(request.POST)
+def conversation_create(request: HtmxRequest) -> HttpResponse:
+    form = _create_form(request.POST)
     if not form.is_valid():
         return _home(request, form, status=400)
     conversation = services.conversation_create(
-        owner=request.user,
+        owner=signed_in(request),
         title=form.cleaned_data["title"],
         agent=form.cleaned_data["agent"],
         language=request.LANGUAGE_CODE,
@@ -75,19 +82,19 @@ def conversation_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def conversation_detail(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_detail(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
-    context = conversation_context(conversation=conversation, form=MessageForm())
+    context = conversation_page(conversation=conversation, form=MessageForm())
     return render(request, "chat/conversation.html", context)
 
 
 @login_required
 @require_POST
-def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     form = MessageForm(request.POST)
     status = 200
-    pending_form = None  # a refused text while a form waits: offer submit / cancel-and-send
+    refusal = None  # a text refused while a card waits: that kind's way out (submit / cancel)
     if form.is_valid():
         try:
             # One transaction: a connection lost after it committed leaves no half-done
@@ -102,7 +109,7 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         except ChatError as error:
             form.add_error("content", error.message)
             status = error.status
-            pending_form = error.details if error.code == "pending_interactive_form" else None
+            refusal = refusal_view(error)
         else:
             if not request.htmx:
                 return redirect("chat:conversation", conversation_id=conversation.pk)
@@ -110,18 +117,17 @@ def message_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     else:  # too long is 413, as documented (and as the API answers)
         status = 413 if form.has_error("content", "message_too_long") else 400
     if not request.htmx:
-        context = conversation_context(conversation=conversation, form=form)
-        context["pending_form"] = pending_form
+        context = conversation_page(conversation=conversation, form=form, refusal=refusal)
         return render(request, "chat/conversation.html", context, status=status)
     # htmx: the composer comes back (cleared, or with the error and the typed text kept);
     # the new message itself arrives through the event stream like in every other tab.
-    context = {"conversation": conversation, "form": form, "pending_form": pending_form}
+    context = {"conversation": conversation, "form": form, "refusal": refusal}
     return render(request, "chat/conversation.html#composer", context, status=status)
 
 
 @login_required
 @require_POST
-def conversation_rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     form = ConversationRenameForm(request.POST)
     if form.is_valid():
@@ -134,7 +140,7 @@ def conversation_rename(request: HttpRequest, conversation_id: int) -> HttpRespo
 
 @login_required
 @require_POST
-def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def conversation_delete(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Delete one of the user's own conversations (anyone else's is a 404)."""
     conversation = conversation_for_page(request, conversation_id)
     gone = reverse("chat:conversation", args=[conversation.pk])
@@ -143,7 +149,7 @@ def conversation_delete(request: HttpRequest, conversation_id: int) -> HttpRespo
     return redirect(reverse("chat:conversation_list") if target.startswith(gone) else target)
 
 
-def _next(request: HttpRequest, default: str) -> str:
+def _next(request: HtmxRequest, default: str) -> str:
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -154,7 +160,7 @@ def _next(request: HttpRequest, default: str) -> str:
 
 @login_required
 @require_GET
-def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def message_list_fragment(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Messages after `?after=SEQ`, as HTML: what a live tab appends on `message_done`."""
     conversation = conversation_for_page(request, conversation_id)
     try:
@@ -167,8 +173,31 @@ def message_list_fragment(request: HttpRequest, conversation_id: int) -> HttpRes
     return render(request, "chat/conversation.html#message-list", {"items": items})
 
 
+@login_required
+@require_POST
+def draft_save(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """An open card's fields, posted as the person types (static/js/drafts.js, debounced):
+    204, or the refusal's message with its status and code (`X-Error-Code`)."""
+    conversation = conversation_for_page(request, conversation_id)
+    try:
+        drafts.draft_save(
+            user_id=signed_in(request).pk,
+            conversation=conversation,
+            card=request.POST.get("card_key", ""),
+            pairs=request.POST.lists(),
+        )
+    except ChatError as error:
+        return HttpResponse(
+            error.message,
+            status=error.status,
+            content_type="text/plain; charset=utf-8",
+            headers={"X-Error-Code": error.code},
+        )
+    return HttpResponse(status=204)
+
+
 @require_http_methods(["GET"])
-async def conversation_events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
+async def conversation_events(request: HtmxRequest, conversation_id: int) -> HttpResponseBase:
     last = parse_last_event_id(
         request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
     )
@@ -186,13 +215,13 @@ async def conversation_events(request: HttpRequest, conversation_id: int) -> Htt
 
 
 @require_GET
-def livez(request: HttpRequest) -> HttpResponse:
+def livez(request: HtmxRequest) -> HttpResponse:
     """Liveness: the process answers (no dependencies touched)."""
     return HttpResponse("ok", content_type="text/plain")
 
 
 @require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
+def healthz(request: HtmxRequest) -> JsonResponse:
     """Liveness for load balancers: the database and the channel layer answer."""
     report = health_report()
     return JsonResponse(report, status=200 if report["ok"] else 503)

@@ -88,10 +88,12 @@ def call_execute(
 def call_finished(context: ToolContext) -> dict[str, Any] | None:
     """The stored result of the call `context.call_id` of this run, if it has one."""
     run_id = context.extra.get("run_id")
+    if not isinstance(run_id, int):
+        return None
     row = McpCall.objects.filter(
         run_id=run_id, tool_call_id=context.call_id[:200], state=McpCallState.DONE
     ).values_list("result", flat=True)
-    result = row.first() if isinstance(run_id, int) else None
+    result = row.first()
     return dict(result) if isinstance(result, dict) else None
 
 

@@ -204,7 +204,7 @@ async def _connected(
         elicit = hooks.elicit
 
         async def elicitation_callback(
-            _ctx: ClientRequestContext, params: types.ElicitRequestParams
+            context: ClientRequestContext, params: types.ElicitRequestParams
         ) -> types.ElicitResult | types.ErrorData:
             return await elicit(params, budget)
 
@@ -219,7 +219,7 @@ async def _connected(
 
     client = Client(
         _target(endpoint),
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         elicitation_callback=elicitation_callback,
         message_handler=message_handler,
         client_info=CLIENT_INFO,

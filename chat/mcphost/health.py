@@ -7,7 +7,7 @@ one per turn. A success closes it. Admin shows the row on the server's page."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -22,7 +22,7 @@ def state_of(server_id: int) -> McpServerState:
     return state
 
 
-def breaker_open_until(server_id: int) -> timezone.datetime | None:
+def breaker_open_until(server_id: int) -> datetime | None:
     """When the server's breaker closes again, while it is open; else None."""
     until = (
         McpServerState.objects.filter(server_id=server_id, open_until__gt=timezone.now())

@@ -110,7 +110,10 @@ class SessionHost:
         for call in await self.db(hosted.calls_claim, self.host_id):
             task = asyncio.create_task(self.execute(call), name=f"mcp-call-{call.pk}")
             self.calls[call.pk] = task
-            task.add_done_callback(lambda _t, pk=call.pk: self.calls.pop(pk, None))
+            task.add_done_callback(functools.partial(self._forget, call.pk))
+
+    def _forget(self, pk: int, _task: asyncio.Task[None]) -> None:
+        self.calls.pop(pk, None)
 
     async def settle_cards(self) -> None:
         if not self.cards or self.services is None:
@@ -203,10 +206,9 @@ class SessionHost:
                 outcome = await future
             finally:
                 self.cards.pop(row.pk, None)
-        action = outcome.action if outcome.action in ("accept", "decline", "cancel") else "cancel"
-        return types.ElicitResult(
-            action=action, content=outcome.content if action == "accept" else None
-        )
+        if outcome.action == "accept":
+            return types.ElicitResult(action="accept", content=outcome.content)
+        return types.ElicitResult(action="decline" if outcome.action == "decline" else "cancel")
 
     async def complete(self, call: McpCall, session: str, elicitation_id: str) -> None:
         """URL mode: `notifications/elicitation/complete` closes only this session's card."""

@@ -168,7 +168,7 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
             if _fail_expired(run, now):
                 reaped.failed.append(run.pk)
         elif run.status == RunStatus.QUEUED:
-            queued_since = run.queued_since  # type: ignore[attr-defined]
+            queued_since = run.queued_since
             if queued_since < now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT):
                 if _fail_never_taken(run, now):
                     reaped.failed.append(run.pk)

@@ -40,6 +40,7 @@ from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
+from chat.core.metadata import state_of
 from chat.core.models import Event, Message, Role, Run, WaitKind
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_open
@@ -352,7 +353,7 @@ def script_exists(name: str) -> bool:
 def scripted_script_name(run: Run) -> str:
     """The tour, unless the conversation names another script in `state["script"]`
     (e.g. "forms", the deferred-form walk-through used by tests and demos)."""
-    name = (run.conversation.state or {}).get("script")
+    name = state_of(run.conversation).get("script")
     if isinstance(name, str) and name.isidentifier() and script_exists(name):
         return name
     return "tour"

@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.core.errors import ChatError
-from chat.core.http import error_response, request_check
+from chat.edge.http import ApiView, error_response, request_check, signed_in
 from chat.skills import services as skills
 
 
-def skill_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
+def skill_view(methods: tuple[str, ...]) -> Callable[[ApiView], ApiView]:
+    """Like `api_view`, but a run's skill identity token is accepted too (spec 003)."""
+
+    def decorator(view: ApiView) -> ApiView:
         @csrf_exempt
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: int, **kwargs: int) -> HttpResponse:
             try:
                 request.user = skills.skill_auth_user(request)
                 request_check(request, methods)
@@ -41,7 +42,7 @@ def skill_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Calla
 def skill_list(request: HttpRequest) -> JsonResponse:
     exact = request.GET.get("exact_match", "").lower() in {"1", "true", "yes"}
     rows = skills.skill_list(
-        owner=request.user, name=request.GET.get("name", ""), exact_match=exact
+        owner=signed_in(request), name=request.GET.get("name", ""), exact_match=exact
     )
     items = [skills.skill_json(s) for s in rows]
     return JsonResponse({"items": items, "total": len(items)})
@@ -50,7 +51,7 @@ def skill_list(request: HttpRequest) -> JsonResponse:
 @skill_view(("POST",))
 def skill_upload(request: HttpRequest) -> JsonResponse:
     fields, archive = skills.skill_fields_from_request(request)
-    skill = skills.skill_create(owner=request.user, fields=fields, archive=archive)
+    skill = skills.skill_create(owner=signed_in(request), fields=fields, archive=archive)
     return JsonResponse(skills.skill_json(skill), status=201)
 
 
@@ -59,10 +60,10 @@ def skill_update(request: HttpRequest, skill_id: int) -> JsonResponse:
     if request.content_type == "multipart/form-data":
         # Django parses multipart bodies for POST only; parse this PUT the same way.
         request.method = "POST"
-        request._load_post_and_files()  # type: ignore[attr-defined]
+        request._load_post_and_files()
         request.method = "PUT"
     fields, archive = skills.skill_fields_from_request(request)
     skill = skills.skill_update(
-        owner=request.user, skill_id=skill_id, fields=fields, archive=archive
+        owner=signed_in(request), skill_id=skill_id, fields=fields, archive=archive
     )
     return JsonResponse(skills.skill_json(skill))

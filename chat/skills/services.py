@@ -2,40 +2,37 @@
 
 A run's skill identity token (`SKILL_IDENTITY_TOKEN` / `WEGENT_SKILL_IDENTITY_TOKEN`,
 see `chat.core.identity`) is accepted only by the three publishing endpoints
-(`SKILL_ENDPOINTS`); `SkillTokenScopeMiddleware` refuses it with 401
-`skill_token_not_allowed` on every other URL, whatever that URL's own authentication.
+(`chat.edge.http.SKILL_ENDPOINTS`); `chat.edge.http.SkillTokenScopeMiddleware` refuses it
+with 401 `skill_token_not_allowed` on every other URL, whatever that URL's own
+authentication.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.http import (
+from chat.core.identity import is_skill_token, skill_token_verify
+from chat.core.selectors import run_identity_live
+from chat.edge.http import (
     bad_token_check,
     bad_token_record,
     bearer_token,
-    error_response,
     json_body,
     user_for_api_token,
 )
-from chat.core.identity import is_skill_token, skill_token_verify
-from chat.core.selectors import run_identity_live
 from chat.skills.models import Skill
+from questionnaires.protocol.jsontypes import JsonValue
 
-# url names (namespace "api") that accept a skill identity token
-SKILL_ENDPOINTS = frozenset({"api:skills", "api:skill_upload", "api:skill_update"})
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz")
 ARCHIVE_MAGIC = {
@@ -50,35 +47,7 @@ def _bearer(request: HttpRequest) -> str:
     return bearer_token(request) or ""
 
 
-class SkillTokenScopeMiddleware:
-    """401 `skill_token_not_allowed` for a skill identity token outside the skill API."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if is_skill_token(_bearer(request)) and not _is_skill_endpoint(request.path_info):
-            return error_response(
-                ChatError(
-                    "skill_token_not_allowed",
-                    _(
-                        "A skill identity token only works for skill publishing "
-                        "(/api/v1/kinds/skills); use a user API token here."
-                    ),
-                    status=401,
-                )
-            )
-        return self.get_response(request)
-
-
-def _is_skill_endpoint(path: str) -> bool:
-    try:
-        return resolve(path).view_name in SKILL_ENDPOINTS
-    except Resolver404:
-        return False
-
-
-def user_for_skill_token(raw: str) -> Any:
+def user_for_skill_token(raw: str) -> User | None:
     """The user a valid skill token stands for; None if invalid, expired or stale.
 
     The run must still be active in that user's conversation (a token dies with its run
@@ -87,28 +56,27 @@ def user_for_skill_token(raw: str) -> Any:
     identity = skill_token_verify(raw)
     if identity is None or not run_identity_live(identity):
         return None
-    user = get_user_model().objects.filter(pk=identity.user_id, is_active=True).first()
-    return user
+    return User.objects.filter(pk=identity.user_id, is_active=True).first()
 
 
 # --- reads -------------------------------------------------------------------------------
 
 
-def skill_list(*, owner: Any, name: str = "", exact_match: bool = False) -> QuerySet[Skill]:
+def skill_list(*, owner: User, name: str = "", exact_match: bool = False) -> QuerySet[Skill]:
     skills = Skill.objects.filter(owner=owner)
     if name:
         skills = skills.filter(name=name) if exact_match else skills.filter(name__icontains=name)
     return skills.order_by("name")
 
 
-def skill_get(*, owner: Any, skill_id: int) -> Skill:
+def skill_get(*, owner: User, skill_id: int) -> Skill:
     try:
         return Skill.objects.get(pk=skill_id, owner=owner)
     except (Skill.DoesNotExist, ValueError, TypeError):
         raise NotFound(_("No such skill.")) from None
 
 
-def skill_json(skill: Skill) -> dict[str, Any]:
+def skill_json(skill: Skill) -> dict[str, JsonValue]:
     return {
         "id": skill.pk,
         "name": skill.name,
@@ -124,9 +92,9 @@ def skill_json(skill: Skill) -> dict[str, Any]:
 # --- writes ------------------------------------------------------------------------------
 
 
-def _clean(fields: dict[str, Any], *, partial: bool) -> dict[str, Any]:
+def _clean(fields: Mapping[str, object], *, partial: bool) -> dict[str, str]:
     errors: dict[str, str] = {}
-    cleaned: dict[str, Any] = {}
+    cleaned: dict[str, str] = {}
     name = fields.get("name")
     if name is not None or not partial:
         if not isinstance(name, str) or not NAME_RE.match(name.strip()):
@@ -173,7 +141,9 @@ def _check_archive(archive: UploadedFile | None) -> None:
         )
 
 
-def skill_create(*, owner: Any, fields: dict[str, Any], archive: UploadedFile | None) -> Skill:
+def skill_create(
+    *, owner: User, fields: Mapping[str, object], archive: UploadedFile | None
+) -> Skill:
     cleaned = _clean(fields, partial=False)
     _check_archive(archive)
     try:
@@ -193,7 +163,7 @@ def skill_create(*, owner: Any, fields: dict[str, Any], archive: UploadedFile | 
 
 
 def skill_update(
-    *, owner: Any, skill_id: int, fields: dict[str, Any], archive: UploadedFile | None
+    *, owner: User, skill_id: int, fields: Mapping[str, object], archive: UploadedFile | None
 ) -> Skill:
     skill = skill_get(owner=owner, skill_id=skill_id)
     cleaned = _clean(fields, partial=True)
@@ -210,14 +180,16 @@ def skill_update(
     return skill
 
 
-def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], UploadedFile | None]:
+def skill_fields_from_request(
+    request: HttpRequest,
+) -> tuple[dict[str, object], UploadedFile | None]:
     """Multipart (`name`, `description`, `version`, `skill_md` or a `skill_file`
     SKILL.md upload, optional `archive`) or a JSON body with the same text fields."""
     if request.content_type == "application/json":
         body = json_body(request)
         return {k: body.get(k) for k in ("name", "description", "version", "skill_md")}, None
     data = request.POST
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         k: data.get(k) for k in ("name", "description", "version", "skill_md")
     }
     upload = request.FILES.get("skill_file")
@@ -231,7 +203,7 @@ def skill_fields_from_request(request: HttpRequest) -> tuple[dict[str, Any], Upl
     return fields, request.FILES.get("archive")
 
 
-def skill_auth_user(request: HttpRequest) -> Any:
+def skill_auth_user(request: HttpRequest) -> User:
     """A skill identity token or a user API token; anything else is a 401."""
 
     bad_token_check(request)

@@ -1,20 +1,24 @@
-"""JSON API for external agent runtimes: ask the user a structured question."""
+"""JSON API for external agent runtimes: ask the user a structured question, answer one."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
 from chat.core import selectors as chat_selectors
-from chat.core.http import api_view, json_body
+from chat.core.metadata import metadata_of, state_of
+from chat.edge.http import api_view, json_body, signed_in
+from questionnaires.asks import services
 from questionnaires.asks.ask_requests import ask_post
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 @api_view(("POST",))
-def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
+def asks_view(request: HttpRequest, conversation_id: int) -> JsonResponse:
     """`POST /api/v1/conversations/<id>/asks` `{"payload", "reference"?, "text"?}`
     → 201 `{"message_id", "turn_id"}`; 400 `ask_invalid` lists every problem."""
     conversation = chat_selectors.conversation_get_for_user(
-        user=request.user, conversation_id=conversation_id
+        user=signed_in(request), conversation_id=conversation_id
     )
     body = json_body(request)
     message = ask_post(
@@ -24,5 +28,41 @@ def api_asks(request: HttpRequest, conversation_id: int) -> JsonResponse:
         text=body.get("text", ""),
     )
     return JsonResponse(
-        {"message_id": message.pk, "turn_id": message.metadata["turn_id"]}, status=201
+        {"message_id": message.pk, "turn_id": metadata_of(message).get("turn_id", "")}, status=201
     )
+
+
+@api_view(("POST",))
+def answers_view(request: HttpRequest, conversation_id: int) -> JsonResponse:
+    """`POST /api/v1/conversations/<id>/answers` with a spec-004 `structured_answer`."""
+    conversation = chat_selectors.conversation_get_for_user(
+        user=signed_in(request), conversation_id=conversation_id
+    )
+    row, created = services.ask_answer(conversation=conversation, answer=json_body(request))
+    conversation.refresh_from_db(fields=["state"])
+    state = state_of(conversation)
+    return JsonResponse(
+        {
+            "answer": answer_json(row),
+            "created": created,
+            "consultation_state": state.get("consultation_state", {}),
+            "missing_slots": state.get("missing_slots", []),
+            "confidence": state.get("confidence", {}),
+        },
+        status=201 if created else 200,
+    )
+
+
+def answer_json(row: StructuredAnswer) -> dict[str, JsonValue]:
+    return {
+        "id": row.pk,
+        "type": "structured_answer",
+        "field": row.field,
+        "value": row.value,
+        "display_text": row.display_text,
+        "raw_text": row.raw_text,
+        "source": row.source,
+        "confidence": row.confidence,
+        "turn_id": row.turn_id,
+        "message_id": row.user_message_id,
+    }

@@ -10,12 +10,12 @@ without its reference. `ask_post` is the write behind
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload
 from chat.core.models import Conversation, Message, Role
 from chat.core.services import message_check_size, message_create
 from questionnaires.asks.payloads import AskInvalid, PayloadError, ask_validate
@@ -27,15 +27,15 @@ from questionnaires.asks.services import ask_create
 class AskRequest:
     """A checked request: the normalized payload and reference (None when absent)."""
 
-    ask: dict[str, Any]
+    ask: AskPayload
     reference: dict[str, str] | None
 
 
-def ask_request_check(payload: Any, reference: Any = None) -> AskRequest:
+def ask_request_check(payload: object, reference: object = None) -> AskRequest:
     """The normalized ask and reference, or :class:`AskInvalid` listing every problem of
     both (payload errors first; reference errors have `reference.*` codes and paths)."""
     errors: list[PayloadError] = []
-    ask: dict[str, Any] = {}
+    ask: AskPayload = {}
     normalized: dict[str, str] | None = None
     try:
         ask = ask_validate(payload)
@@ -60,7 +60,7 @@ def ask_invalid_error(invalid: AskInvalid) -> ChatError:
 
 
 def ask_post(
-    *, conversation: Conversation, payload: Any, reference: Any = None, text: Any = ""
+    *, conversation: Conversation, payload: object, reference: object = None, text: object = ""
 ) -> Message:
     """An external runtime asks the user: an optional intro message, then the ask.
 

@@ -16,14 +16,17 @@ url?}` (`url` only http(s); see `questionnaires.asks.references`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from chat.core.metadata import AskPayload, intake_state
+from chat.core.models import Conversation
 from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
+from questionnaires.protocol.jsontypes import Json
 
 DIRECTORY = Path(__file__).resolve().parent / "definitions"
 TEXT_KEYS = (
@@ -61,20 +64,20 @@ class Slot:
     label: str
     required: bool
     order: int
-    ask: dict[str, Any]
-    when: dict[str, Any] | None = None
+    ask: AskPayload
+    when: dict[str, Json] | None = None
     reference: dict[str, str] | None = None
 
-    def applies(self, values: dict[str, Any]) -> bool:
+    def applies(self, values: Mapping[str, Json]) -> bool:
         """Whether the slot is asked, given the values collected so far."""
         if not self.when:
             return True
-        other = self.when["field"]
+        other = str(self.when["field"])
         if other not in values:
             return False
-        if "in" in self.when:
-            return values[other] in self.when["in"]
-        return values[other] not in self.when["not_in"]
+        listed = self.when.get("in", self.when.get("not_in"))
+        inside = isinstance(listed, list) and values[other] in listed
+        return inside if "in" in self.when else not inside
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class Definition:
         return f"{self.id}.{self.language}"
 
 
-def definition_parse(data: Any, *, source: str = "<definition>") -> Definition:
+def definition_parse(data: object, *, source: str = "<definition>") -> Definition:
     """Validate a loaded YAML document; DefinitionError lists every problem."""
     problems: list[str] = []
     if not isinstance(data, dict):
@@ -133,7 +136,7 @@ def definition_parse(data: Any, *, source: str = "<definition>") -> Definition:
     )
 
 
-def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
+def _slot(raw: object, index: int, problems: list[str]) -> Slot | None:
     where = f"slots[{index}]"
     if not isinstance(raw, dict):
         problems.append(f"{where} must be a mapping")
@@ -179,7 +182,7 @@ def _slot(raw: Any, index: int, problems: list[str]) -> Slot | None:
     )
 
 
-def _when_ok(when: Any) -> bool:
+def _when_ok(when: object) -> bool:
     if not isinstance(when, dict) or not isinstance(when.get("field"), str):
         return False
     keys = set(when) - {"field"}
@@ -227,6 +230,13 @@ def definition_ids() -> list[tuple[str, str]]:
     return sorted(titles.items())
 
 
+def definition_choices(language: str) -> list[tuple[str, str]]:
+    """(id, title) of each definition, titled in `language` when a definition has it."""
+    lang = "zh-hans" if language.lower().startswith("zh") else "en"
+    own = {d.id: d.title for d in definitions_all().values() if d.language == lang}
+    return [(key, own.get(key, title)) for key, title in definition_ids()]
+
+
 def definition_for(definition_id: str, language: str) -> Definition | None:
     """The definition in the conversation's language, else in any language."""
     found = definitions_all()
@@ -235,12 +245,12 @@ def definition_for(definition_id: str, language: str) -> Definition | None:
     return exact or next((d for d in found.values() if d.id == definition_id), None)
 
 
-def conversation_definition(conversation: Any) -> Definition | None:
-    chosen = (conversation.state or {}).get("intake", {}).get("definition")
+def conversation_definition(conversation: Conversation) -> Definition | None:
+    chosen = intake_state(conversation).get("definition")
     return definition_for(chosen, conversation.language) if chosen else None
 
 
-def slot_ask_for_conversation(conversation: Any, field_name: str) -> dict[str, Any] | None:
+def slot_ask_for_conversation(conversation: Conversation, field_name: str) -> AskPayload | None:
     definition = conversation_definition(conversation)
     slot = definition.slot(field_name) if definition else None
     return slot.ask if slot else None

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
 
+from chat.core.metadata import AskOption, AskPayload
 from questionnaires.asks.payloads import scale_value
+from questionnaires.protocol.jsontypes import Json
 
 CONFIDENCE_CLICK = 1.0
 CONFIDENCE_EXACT = 0.9  # the reply is exactly a label, synonym, number or yes/no word
@@ -38,7 +39,7 @@ _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
 @dataclass(frozen=True)
 class Extraction:
-    value: Any
+    value: Json
     display_text: str
     confidence: float
 
@@ -50,7 +51,7 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def extract(ask: dict[str, Any], text: str) -> Extraction | None:
+def extract(ask: AskPayload, text: str) -> Extraction | None:
     """The value `text` gives for `ask`, or None when it can't be read confidently."""
     if not text.strip():
         return None
@@ -63,14 +64,14 @@ def extract(ask: dict[str, Any], text: str) -> Extraction | None:
     return None
 
 
-def _names(option: dict[str, Any]) -> list[str]:
+def _names(option: AskOption) -> list[str]:
     names = [option["label"], *option.get("synonyms", [])]
     if isinstance(option["value"], str):
         names.append(option["value"].replace("_", " "))
     return [n for n in (normalize(name) for name in names) if n]
 
 
-def _options(ask: dict[str, Any], text: str) -> Extraction | None:
+def _options(ask: AskPayload, text: str) -> Extraction | None:
     said = normalize(text)
     exact = [o for o in ask["options"] if said in _names(o)]
     if len(exact) == 1:
@@ -95,7 +96,7 @@ def _options(ask: dict[str, Any], text: str) -> Extraction | None:
     return Extraction(option["value"], option["label"], CONFIDENCE_CONTAINED)
 
 
-def _boolean(ask: dict[str, Any], text: str) -> Extraction | None:
+def _boolean(ask: AskPayload, text: str) -> Extraction | None:
     said = normalize(text)
     yes, no = ask["options"][0], ask["options"][1]
     if said in YES_WORDS:
@@ -112,13 +113,13 @@ def _boolean(ask: dict[str, Any], text: str) -> Extraction | None:
     return None
 
 
-def _scale(ask: dict[str, Any], text: str) -> Extraction | None:
+def _scale(ask: AskPayload, text: str) -> Extraction | None:
     text = unicodedata.normalize("NFKC", text)
     # "7/10", "7 out of 10", "满分10分打7": the scale's own maximum is not the answer.
     top = re.escape(str(ask["max"]))
     text = re.sub(rf"(/\s*{top}|out of\s*{top}|满分\s*{top}\s*分?)", " ", text, flags=re.I)
     said = normalize(text)
-    candidates: list[Any] = _NUMBER_RE.findall(text)
+    candidates: list[str | int] = _NUMBER_RE.findall(text)
     if not candidates:
         candidates = [NUMBER_WORDS[w] for w in said.split(" ") if w in NUMBER_WORDS]
         candidates += [NUMBER_WORDS[c] for c in said if _is_cjk(c) and c in NUMBER_WORDS]

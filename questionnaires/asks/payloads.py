@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.utils.translation import gettext as _
+
+from chat.core.metadata import AskOption, AskPayload
 
 TYPES = ("options", "scale", "boolean", "free_text_only")
 MAX_OPTIONS = 50
@@ -42,11 +44,11 @@ class AskInvalid(Exception):
         self.errors = errors
 
 
-def _text(value: Any) -> bool:
+def _text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_TEXT
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -118,9 +120,9 @@ class _Checker:
                 synonyms = []
             result.append(
                 {
-                    "label": label.strip(),
+                    "label": str(label).strip(),
                     "value": value,
-                    "icon": (icon or "")[:16],
+                    "icon": str(icon or "")[:16],
                     "synonyms": [s.strip() for s in synonyms],
                 }
             )
@@ -147,7 +149,7 @@ class _Checker:
         }
 
 
-def ask_validate(payload: Any) -> dict[str, Any]:
+def ask_validate(payload: object) -> AskPayload:
     """Return the normalized payload or raise :class:`AskInvalid` with every problem."""
     check = _Checker()
     if not isinstance(payload, dict):
@@ -195,10 +197,10 @@ def ask_validate(payload: Any) -> dict[str, Any]:
         ]
     if check.errors:
         raise AskInvalid(check.errors)
-    return result
+    return cast(AskPayload, result)  # every key checked and normalized above
 
 
-def ask_widget(ask: dict[str, Any]) -> str:
+def ask_widget(ask: AskPayload) -> str:
     """Which widget renders the (normalized) ask: the table in spec 004 §2."""
     kind = ask["type"]
     if kind == "options":
@@ -206,7 +208,7 @@ def ask_widget(ask: dict[str, Any]) -> str:
     return {"scale": "slider", "boolean": "boolean", "free_text_only": "free_text"}[kind]
 
 
-def option_for_value(ask: dict[str, Any], value: Any) -> dict[str, Any] | None:
+def option_for_value(ask: AskPayload, value: object) -> AskOption | None:
     """The offered option whose value equals `value` (form posts send strings)."""
     for option in ask["options"]:
         if option["value"] == value or _form_value(option["value"]) == value:
@@ -214,20 +216,20 @@ def option_for_value(ask: dict[str, Any], value: Any) -> dict[str, Any] | None:
     return None
 
 
-def _form_value(value: Any) -> str:
+def _form_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def scale_value(ask: dict[str, Any], value: Any) -> int | float | None:
+def scale_value(ask: AskPayload, value: object) -> int | float | None:
     """`value` as a number on the ask's scale (snapped to a step), or None if outside."""
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
             return None
-    if not _number(value):
+    if not isinstance(value, int | float) or isinstance(value, bool) or not _number(value):
         return None
     low, high, step = ask["min"], ask["max"], ask["step"]
     if not low <= value <= high:
@@ -236,6 +238,6 @@ def scale_value(ask: dict[str, Any], value: Any) -> int | float | None:
     return int(snapped) if float(snapped).is_integer() else round(snapped, 6)
 
 
-def form_value(value: Any) -> str:
+def form_value(value: object) -> str:
     """How a value travels in an HTML form (booleans as true/false)."""
     return _form_value(value)

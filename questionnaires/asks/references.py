@@ -11,7 +11,6 @@ normalized form always has all four keys (`source` and `url` may be "").
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.utils.translation import gettext as _
@@ -41,7 +40,7 @@ def _url_ok(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def reference_validate(raw: Any) -> dict[str, str]:
+def reference_validate(raw: object) -> dict[str, str]:
     """Return the normalized reference or raise :class:`ReferenceInvalid`."""
     if not isinstance(raw, dict):
         raise ReferenceInvalid(
@@ -103,7 +102,7 @@ def reference_validate(raw: Any) -> dict[str, str]:
     return result
 
 
-def reference_or_none(raw: Any) -> dict[str, str] | None:
+def reference_or_none(raw: object) -> dict[str, str] | None:
     """The normalized reference, or None when absent or unusable (rendering never fails)."""
     if raw is None:
         return None

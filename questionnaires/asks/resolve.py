@@ -4,11 +4,11 @@ against the options (spec 004 §4-5) — its value, readable text and confidence
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload
 from questionnaires.asks.extract import (
     CONFIDENCE_CLICK,
     CONFIDENCE_EXACT,
@@ -17,6 +17,7 @@ from questionnaires.asks.extract import (
 )
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import option_for_value, scale_value
+from questionnaires.protocol.jsontypes import Json
 
 Source = StructuredAnswer.Source
 MAX_TEXT = 2000
@@ -24,14 +25,14 @@ MAX_TEXT = 2000
 
 @dataclass(frozen=True)
 class Resolved:
-    value: Any
+    value: Json
     display_text: str
     confidence: float
     raw_text: str = ""
     extracted: bool = False
 
 
-def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
+def _refuse(ask: AskPayload, value: object) -> ChatError:
     return ChatError(
         "answer_value_invalid",
         _("“%(value)s” is not one of the offered answers for “%(question)s”.")
@@ -40,7 +41,7 @@ def _refuse(ask: dict[str, Any], value: Any) -> ChatError:
     )
 
 
-def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
+def _resolve_click(ask: AskPayload, value: object) -> Resolved | None:
     if ask["type"] == "scale":
         number = scale_value(ask, value)
         return None if number is None else Resolved(number, str(number), CONFIDENCE_CLICK)
@@ -50,7 +51,7 @@ def _resolve_click(ask: dict[str, Any], value: Any) -> Resolved | None:
     return Resolved(option["value"], option["label"], CONFIDENCE_CLICK)
 
 
-def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
+def _resolve_text(ask: AskPayload, text: str) -> Resolved | None:
     text = text.strip()
     if not text:
         raise ChatError("answer_text_required", _("Type an answer first."))
@@ -70,7 +71,7 @@ def _resolve_text(ask: dict[str, Any], text: str) -> Resolved | None:
     return None
 
 
-def answer_resolve(ask: dict[str, Any], *, source: str, value: Any, text: str) -> Resolved | None:
+def answer_resolve(ask: AskPayload, *, source: str, value: object, text: str) -> Resolved | None:
     """Value, readable text and confidence of an answer; ChatError when it is refused."""
     if source == Source.SKIPPED:
         return None

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload, metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks.definitions import slot_ask_for_conversation
 from questionnaires.asks.models import StructuredAnswer
 
 
 def is_ask(message: Message) -> bool:
-    return message.role == Role.ASSISTANT and "ask_user_options" in (message.metadata or {})
+    return message.role == Role.ASSISTANT and "ask_user_options" in metadata_of(message)
 
 
 def ask_find(*, conversation: Conversation, turn_id: str, field: str) -> Message:
     """The ask of `turn_id` that collects `field`; 404 `ask_not_found` otherwise."""
     candidates = conversation.messages.filter(role=Role.ASSISTANT, metadata__turn_id=turn_id)
     for message in candidates.order_by("-seq"):
-        if is_ask(message) and message.metadata["ask_user_options"].get("field") == field:
+        ask = metadata_of(message).get("ask_user_options")
+        if is_ask(message) and ask is not None and ask.get("field") == field:
             return message
     raise ChatError(
         "ask_not_found",
@@ -31,7 +32,7 @@ def ask_find(*, conversation: Conversation, turn_id: str, field: str) -> Message
     )
 
 
-def ask_get(*, conversation: Conversation, message_id: Any) -> Message:
+def ask_get(*, conversation: Conversation, message_id: int | str) -> Message:
     try:
         message = conversation.messages.get(pk=message_id)
     except (Message.DoesNotExist, ValueError, TypeError):
@@ -66,9 +67,9 @@ def latest_turn_asks(messages: Iterable[Message]) -> set[int]:
     turn_id = None
     for message in reversed(ordered):
         if turn_id is None:
-            answer = (message.metadata or {}).get("structured_answer")
+            answer = metadata_of(message).get("structured_answer")
             if is_ask(message):
-                turn_id = message.metadata.get("turn_id") or ""
+                turn_id = metadata_of(message).get("turn_id") or ""
             elif message.role == Role.USER and answer:
                 turn_id = answer.get("turn_id") or ""
                 continue
@@ -108,13 +109,13 @@ def ask_pending_before(*, conversation: Conversation, seq: int | None) -> list[M
     return [m for m in tail if m.pk in ids and m.pk not in answered]
 
 
-def ask_for_field(*, conversation: Conversation, field: str) -> dict[str, Any] | None:
+def ask_for_field(*, conversation: Conversation, field: str) -> AskPayload | None:
     """The payload that describes `field`: its latest ask, else the intake definition's."""
     asks = conversation.messages.filter(role=Role.ASSISTANT).order_by("-seq")
     for message in asks.only("metadata", "role")[:200]:
-        ask = (message.metadata or {}).get("ask_user_options")
+        ask = metadata_of(message).get("ask_user_options")
         if ask and ask.get("field") == field:
-            return ask  # type: ignore[no-any-return]
+            return ask
 
     return slot_ask_for_conversation(conversation, field)
 
@@ -128,3 +129,14 @@ def ask_any(*, conversation: Conversation) -> bool:
     return conversation.messages.filter(
         role=Role.ASSISTANT, metadata__has_key="ask_user_options"
     ).exists()
+
+
+def ask_open_for_drafts(conversation: Conversation, message_id: str) -> bool:
+    """Whether `message_id` names an ask of this conversation that can still be answered
+    (the registry's draft check)."""
+    if not (message_id.isascii() and message_id.isdigit()) or len(message_id) > 18:
+        return False
+    message = conversation.messages.filter(pk=int(message_id)).first()
+    if message is None or not is_ask(message) or answer_for_ask(ask_message=message) is not None:
+        return False
+    return ask_is_answerable(conversation=conversation, ask_message=message)

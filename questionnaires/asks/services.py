@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope, metadata_of
 from chat.core.models import Conversation, Message, Role, Run, WaitKind
 from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
@@ -19,11 +21,13 @@ from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import AskInvalid, ask_validate
+from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
-from questionnaires.asks.state import StatePatch, pointer
+from questionnaires.asks.state import StatePatch
 from questionnaires.drafts import draft_clear
-from questionnaires.guards import input_refuse_if_pending
+from questionnaires.protocol.jsontypes import Json
+from questionnaires.registry import input_refuse_if_waiting
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
@@ -33,7 +37,7 @@ def new_turn_id() -> str:
     return "turn_" + uuid.uuid4().hex
 
 
-def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: Any) -> None:
+def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: str) -> None:
     if patch.ops:
         event_emit(
             conversation_id=conversation.pk,
@@ -42,33 +46,27 @@ def state_patch_emit(*, conversation: Conversation, patch: StatePatch, **extra: 
         )
 
 
-def _ask_store(
-    conversation: Conversation, ask: dict[str, Any], metadata: dict[str, Any], run: Run | None
-) -> Message:
-    message = message_create(
-        conversation=conversation,
-        role=Role.ASSISTANT,
-        content=ask["question"],
-        metadata=metadata,
-        run=run,
-    )
-    wait_open(
-        conversation=conversation,
-        kind=WaitKind.ASK,
-        ref=f"ask:{message.pk}",
-        seconds=settings.WAIT_TIMEOUT,
-        run=run,
-    )
-    return message
+@contextmanager
+def state_patched(conversation: Conversation, **extra: str) -> Iterator[StatePatch]:
+    """Change the conversation's state: lock its row, patch it, save it and tell every open
+    tab (`consultation_state_patch` with `extra`) — one transaction, however the caller
+    patches. `conversation.state` follows."""
+    with transaction.atomic(savepoint=False):
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        patch = StatePatch(locked.state)
+        yield patch
+        locked.save(update_fields=["state"])
+        conversation.state = locked.state
+        state_patch_emit(conversation=conversation, patch=patch, **extra)
 
 
 def ask_create(
     *,
     conversation: Conversation,
-    payload: Any,
+    payload: object,
     run: Run | None = None,
     turn_id: str | None = None,
-    reference: Any = None,
+    reference: object = None,
 ) -> Message | None:
     """Persist an ask as an assistant message and emit `ask_user_options`.
 
@@ -94,11 +92,12 @@ def ask_create(
         return None
     knowledge = _reference_checked(conversation, ask, reference, run)
     turn_id = turn_id or new_turn_id()
-    metadata: dict[str, Any] = {"ask_user_options": ask, "turn_id": turn_id}
+    metadata: MessageMetadata = {"ask_user_options": ask, "turn_id": turn_id}
     if knowledge is not None:
         metadata["knowledge_reference"] = knowledge
     try:
-        return _ask_publish(conversation, ask, metadata, run, knowledge, turn_id)
+        with transaction.atomic():
+            message = _ask_message(conversation, ask, metadata, run, knowledge, turn_id)
     except WaitLimited as limited:  # nothing was stored; the limit says why
         event_emit(
             conversation_id=conversation.pk,
@@ -110,18 +109,33 @@ def ask_create(
             },
         )
         return None
+    return message
 
 
-@transaction.atomic
-def _ask_publish(
+def _ask_message(
     conversation: Conversation,
-    ask: dict[str, Any],
-    metadata: dict[str, Any],
+    ask: AskPayload,
+    metadata: MessageMetadata,
     run: Run | None,
-    knowledge: Any,
+    knowledge: dict[str, str] | None,
     turn_id: str,
 ) -> Message:
-    message = _ask_store(conversation, ask, metadata, run)
+    """The ask's message, its wait (limits checked) and its events (in the caller's
+    transaction)."""
+    message = message_create(
+        conversation=conversation,
+        role=Role.ASSISTANT,
+        content=ask["question"],
+        metadata=metadata,
+        run=run,
+    )
+    wait_open(
+        conversation=conversation,
+        kind=WaitKind.ASK,
+        ref=f"ask:{message.pk}",
+        seconds=settings.WAIT_TIMEOUT,
+        run=run,
+    )
     event_emit(
         conversation_id=conversation.pk,
         name="ask_user_options",
@@ -143,18 +157,14 @@ def _ask_publish(
                 **knowledge,
             },
         )
-    locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    patch = StatePatch(locked.state)
-    if ask["field"] not in patch.state["consultation_state"]:
-        patch.list_add("missing_slots", ask["field"])
-    locked.save(update_fields=["state"])
-    conversation.state = locked.state
-    state_patch_emit(conversation=conversation, patch=patch, field=ask["field"])
+    with state_patched(conversation, field=ask["field"]) as patch:
+        if not patch.has_value(ask["field"]):
+            patch.list_add("missing_slots", ask["field"])
     return message
 
 
 def _reference_checked(
-    conversation: Conversation, ask: dict[str, Any], reference: Any, run: Run | None
+    conversation: Conversation, ask: AskPayload, reference: object, run: Run | None
 ) -> dict[str, str] | None:
     """The normalized reference; a malformed one becomes an `error` event and None."""
     if reference is None:
@@ -178,7 +188,7 @@ def _reference_checked(
         return None
 
 
-def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:
+def _answer_fields(answer: Mapping[str, object]) -> tuple[str, str, object, str, str]:
     if answer.get("type", "structured_answer") != "structured_answer":
         raise ChatError("answer_type_invalid", _("“type” must be “structured_answer”."))
     source = answer.get("source", Source.OPTION_CLICK)
@@ -196,8 +206,8 @@ def _answer_fields(answer: dict[str, Any]) -> tuple[str, str, Any, str, str]:
     return source, field, answer.get("value"), text, turn_id
 
 
-def structured_answer_submit(
-    *, conversation: Conversation, answer: dict[str, Any], ask_message: Message | None = None
+def ask_answer(
+    *, conversation: Conversation, answer: Mapping[str, object], ask_message: Message | None = None
 ) -> tuple[StructuredAnswer, bool]:
     """Record an answer to an ask (spec 004 §4–5) and start the next run.
 
@@ -208,10 +218,10 @@ def structured_answer_submit(
     source, field, value, text, turn_id = _answer_fields(answer)
     if source == Source.EDIT:
         return slot_edit(conversation=conversation, field=field, value=value, text=text), True
-    input_refuse_if_pending(conversation=conversation)
+    input_refuse_if_waiting(conversation=conversation)
     if ask_message is None:
         ask_message = selectors.ask_find(conversation=conversation, turn_id=turn_id, field=field)
-    ask = ask_message.metadata["ask_user_options"]
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
     if ask["field"] != field:
         raise ChatError("answer_field_mismatch", _("This answer is for a different question."))
     existing = selectors.answer_for_ask(ask_message=ask_message)
@@ -237,7 +247,7 @@ def structured_answer_submit(
 
 
 def _again(
-    existing: StructuredAnswer, ask: dict[str, Any], *, source: str, value: Any, text: str
+    existing: StructuredAnswer, ask: AskPayload, *, source: str, value: object, text: str
 ) -> StructuredAnswer:
     """The recorded answer when this one says the same; 409 when it says something else."""
     try:
@@ -259,7 +269,7 @@ def _again(
     return existing
 
 
-def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> str:
+def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
     if resolved is None:
         return _("Skipped: %(question)s") % {"question": ask["question"]}
     if source == Source.FREE_TEXT:
@@ -270,13 +280,13 @@ def _readable(ask: dict[str, Any], source: str, resolved: Resolved | None) -> st
 def _answer_write(
     conversation: Conversation,
     ask_message: Message,
-    ask: dict[str, Any],
+    ask: AskPayload,
     source: str,
     resolved: Resolved | None,
     text: str,
 ) -> tuple[StructuredAnswer, Message]:
-    turn_id = ask_message.metadata.get("turn_id", "")
-    envelope = {
+    turn_id = metadata_of(ask_message).get("turn_id", "")
+    envelope: StructuredAnswerEnvelope = {
         "type": "structured_answer",
         "field": ask["field"],
         "value": resolved.value if resolved else None,
@@ -288,20 +298,17 @@ def _answer_write(
         envelope["raw_text"] = resolved.raw_text
         envelope["confidence"] = resolved.confidence
     with transaction.atomic():
-        row = StructuredAnswer.objects.create(
-            conversation=conversation,
+        # The state first: an inline runner (tests, the intake's first turn) executes the
+        # next turn inside answer_post and must see the answer in the state.
+        row = _record(
+            conversation,
             ask_message=ask_message,
             turn_id=turn_id,
             field=ask["field"],
-            value=envelope["value"],
-            display_text=envelope["display_text"],
-            raw_text=resolved.raw_text if resolved else text.strip(),
             source=source,
-            confidence=resolved.confidence if resolved else 0.0,
+            resolved=resolved,
+            raw_text=text.strip(),
         )
-        # The state first: an inline runner (tests, the intake's first turn) executes the
-        # next turn inside answer_post and must see the answer in the state.
-        _state_write(conversation, row, resolved)
         message = answer_post(
             conversation=conversation,
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
@@ -310,29 +317,51 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
-        draft_clear(conversation=conversation, card=f"ask:{ask_message.pk}")
+        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message
+
+
+def _record(
+    conversation: Conversation,
+    *,
+    ask_message: Message | None,
+    turn_id: str,
+    field: str,
+    source: str,
+    resolved: Resolved | None,
+    raw_text: str = "",
+) -> StructuredAnswer:
+    """Store one answer (a skip when `resolved` is None) and write it into the state."""
+    row = StructuredAnswer.objects.create(
+        conversation=conversation,
+        ask_message=ask_message,
+        turn_id=turn_id,
+        field=field,
+        value=resolved.value if resolved else None,
+        display_text=resolved.display_text if resolved else "",
+        raw_text=resolved.raw_text if resolved else raw_text,
+        source=source,
+        confidence=resolved.confidence if resolved else 0.0,
+    )
+    _state_write(conversation, row, resolved)
+    return row
 
 
 def _state_write(
     conversation: Conversation, row: StructuredAnswer, resolved: Resolved | None
 ) -> None:
-    locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    patch = StatePatch(locked.state)
-    if resolved is None:
-        patch.list_add("skipped_slots", row.field)
-    else:
-        patch.fill(
-            row.field,
-            resolved.value,
-            display=resolved.display_text,
-            confidence=resolved.confidence,
-            raw_text=resolved.raw_text,
-        )
-    locked.save(update_fields=["state"])
-    conversation.state = locked.state
-    state_patch_emit(conversation=conversation, patch=patch, field=row.field, source=row.source)
+    with state_patched(conversation, field=row.field, source=row.source) as patch:
+        if resolved is None:
+            patch.list_add("skipped_slots", row.field)
+        else:
+            patch.fill(
+                row.field,
+                resolved.value,
+                display=resolved.display_text,
+                confidence=resolved.confidence,
+                raw_text=resolved.raw_text,
+            )
     if resolved is not None and resolved.extracted:
         event_emit(
             conversation_id=conversation.pk,
@@ -349,9 +378,12 @@ def _state_write(
 
 
 def slot_edit(
-    *, conversation: Conversation, field: str, value: Any, text: str = ""
+    *, conversation: Conversation, field: str, value: object, text: str = ""
 ) -> StructuredAnswer:
-    """The user corrects a slot from the state panel: a new answer with source user_edit."""
+    """The user corrects a slot from the state panel (or `source: user_edit` over the API): a
+    new answer with source user_edit. Refused like any other input while a card holds the
+    conversation (409 `pending_interactive_form`, …)."""
+    input_refuse_if_waiting(conversation=conversation)
     ask = selectors.ask_for_field(conversation=conversation, field=field)
     if ask is None:
         raise ChatError(
@@ -364,19 +396,14 @@ def slot_edit(
     if resolved is None:  # unreachable: only a skip resolves to nothing
         raise ChatError("answer_value_invalid", _("Choose or type a value."))
     with transaction.atomic():
-        row = StructuredAnswer.objects.create(
-            conversation=conversation,
+        return _record(
+            conversation,
             ask_message=None,
             turn_id=new_turn_id(),
             field=field,
-            value=resolved.value,
-            display_text=resolved.display_text,
-            raw_text=resolved.raw_text,
             source=Source.EDIT,
-            confidence=resolved.confidence,
+            resolved=resolved,
         )
-        _state_write(conversation, row, resolved)
-    return row
 
 
 def free_text_record(
@@ -388,25 +415,21 @@ def free_text_record(
     message or run: the typed message is already in the chat and already triggered this
     run. Returns None when nothing could be read.
     """
-    ask = ask_message.metadata["ask_user_options"]
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
     found = extract(ask, text)
     if found is None or selectors.answer_for_ask(ask_message=ask_message) is not None:
         return None
     resolved = Resolved(found.value, found.display_text, found.confidence, text.strip(), True)
     try:
         with transaction.atomic():
-            row = StructuredAnswer.objects.create(
-                conversation=conversation,
+            row = _record(
+                conversation,
                 ask_message=ask_message,
-                turn_id=ask_message.metadata.get("turn_id", ""),
+                turn_id=metadata_of(ask_message).get("turn_id", ""),
                 field=ask["field"],
-                value=resolved.value,
-                display_text=resolved.display_text,
-                raw_text=resolved.raw_text,
                 source=Source.FREE_TEXT,
-                confidence=resolved.confidence,
+                resolved=resolved,
             )
-            _state_write(conversation, row, resolved)
     except IntegrityError:
         return None
     return row
@@ -414,43 +437,20 @@ def free_text_record(
 
 def slots_clear(*, conversation: Conversation, fields: list[str]) -> None:
     """Put fields back to collect (an intake summary the user wants to correct)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
+    with state_patched(conversation) as patch:
         for field in fields:
             patch.clear(field)
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
 
 
 def missing_slots_set(*, conversation: Conversation, fields: list[str]) -> None:
     """Declare which fields are still to be collected (in asking order)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        for field in list(patch.state["missing_slots"]):
-            if field not in fields:
-                patch.list_remove("missing_slots", field)
-        for field in fields:
-            if field not in patch.state["consultation_state"]:
-                patch.list_add("missing_slots", field)
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
+    with state_patched(conversation) as patch:
+        patch.missing_set(fields)
 
 
-def state_section_merge(*, conversation: Conversation, key: str, values: dict[str, Any]) -> None:
+def state_section_merge(
+    *, conversation: Conversation, key: str, values: Mapping[str, Json]
+) -> None:
     """Merge `values` into `Conversation.state[key]` (an agent's own bookkeeping)."""
-    with transaction.atomic():
-        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
-        patch = StatePatch(locked.state)
-        section = patch.state.setdefault(key, {})
-        for name, value in values.items():
-            if section.get(name) != value:
-                op = "replace" if name in section else "add"
-                section[name] = value
-                patch.ops.append({"op": op, "path": pointer(key, name), "value": value})
-        locked.save(update_fields=["state"])
-        conversation.state = locked.state
-        state_patch_emit(conversation=conversation, patch=patch)
+    with state_patched(conversation) as patch:
+        patch.section_merge(key, values)

@@ -14,34 +14,49 @@ pointer `path`), which the `consultation_state_patch` event carries.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
+
+from chat.core.metadata import ConversationState
+from questionnaires.protocol.jsontypes import Json
 
 KEYS = ("consultation_state", "missing_slots", "confidence", "raw_text", "display", "skipped_slots")
 LIST_KEYS = {"missing_slots", "skipped_slots"}
 
-Op = dict[str, Any]
+Op = dict[str, Json]  # {"op": "add" | "replace" | "remove", "path": pointer, "value"?: …}
 
 
-def pointer(*parts: Any) -> str:
+def pointer(*parts: str | int) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def state_view(state: dict[str, Any]) -> dict[str, Any]:
-    """The consultation part of a conversation's state, every key present."""
-    return {key: copy.deepcopy(state.get(key, [] if key in LIST_KEYS else {})) for key in KEYS}
+def state_view(state: Mapping[str, object]) -> ConversationState:
+    """The consultation part of a conversation's state (chat.core.metadata lists its keys),
+    every one of them present: a copy."""
+    view = {key: copy.deepcopy(state.get(key, [] if key in LIST_KEYS else {})) for key in KEYS}
+    return cast(ConversationState, view)  # written only by StatePatch, below
 
 
 class StatePatch:
     """Apply changes to a state dict in place, recording the operations."""
 
-    def __init__(self, state: dict[str, Any]) -> None:
+    def __init__(self, state: dict[str, Json]) -> None:
         self.state = state
         for key in KEYS:
-            self.state.setdefault(key, [] if key in LIST_KEYS else {})
+            current = self.state.get(key)
+            expected = list if key in LIST_KEYS else dict
+            if not isinstance(current, expected):  # absent (or broken): start it afresh
+                self.state[key] = expected()
         self.ops: list[Op] = []
 
-    def set(self, key: str, field: str, value: Any) -> None:
-        mapping = self.state[key]
+    def _mapping(self, key: str) -> dict[str, Json]:
+        return cast(dict[str, Json], self.state[key])  # a dict, see __init__
+
+    def _list(self, key: str) -> list[Json]:
+        return cast(list[Json], self.state[key])  # a list, see __init__
+
+    def set(self, key: str, field: str, value: Json) -> None:
+        mapping = self._mapping(key)
         if field in mapping and mapping[field] == value:
             return
         op = "replace" if field in mapping else "add"
@@ -49,24 +64,26 @@ class StatePatch:
         self.ops.append({"op": op, "path": pointer(key, field), "value": value})
 
     def unset(self, key: str, field: str) -> None:
-        if field in self.state[key]:
-            del self.state[key][field]
+        mapping = self._mapping(key)
+        if field in mapping:
+            del mapping[field]
             self.ops.append({"op": "remove", "path": pointer(key, field)})
 
     def list_add(self, key: str, field: str) -> None:
-        if field not in self.state[key]:
-            self.state[key].append(field)
+        items = self._list(key)
+        if field not in items:
+            items.append(field)
             self.ops.append({"op": "add", "path": pointer(key, "-"), "value": field})
 
     def list_remove(self, key: str, field: str) -> None:
-        items = self.state[key]
+        items = self._list(key)
         if field in items:
             index = items.index(field)
             items.pop(index)
             self.ops.append({"op": "remove", "path": pointer(key, index)})
 
     def fill(
-        self, field: str, value: Any, *, display: str, confidence: float, raw_text: str = ""
+        self, field: str, value: Json, *, display: str, confidence: float, raw_text: str = ""
     ) -> None:
         """A slot got a value: written, no longer missing or skipped."""
         self.set("consultation_state", field, value)
@@ -85,3 +102,26 @@ class StatePatch:
             self.unset(key, field)
         self.list_remove("skipped_slots", field)
         self.list_add("missing_slots", field)
+
+    def has_value(self, field: str) -> bool:
+        return field in self._mapping("consultation_state")
+
+    def missing_set(self, fields: list[str]) -> None:
+        """Declare which fields are still to be collected (in asking order)."""
+        for field in list(self._list("missing_slots")):
+            if isinstance(field, str) and field not in fields:
+                self.list_remove("missing_slots", field)
+        for field in fields:
+            if not self.has_value(field):
+                self.list_add("missing_slots", field)
+
+    def section_merge(self, key: str, values: Mapping[str, Json]) -> None:
+        """Merge `values` into the section `key` (an agent's own bookkeeping)."""
+        section = self.state.get(key)
+        if not isinstance(section, dict):
+            section = self.state[key] = {}
+        for name, value in values.items():
+            if section.get(name) != value:
+                op = "replace" if name in section else "add"
+                section[name] = value
+                self.ops.append({"op": op, "path": pointer(key, name), "value": value})

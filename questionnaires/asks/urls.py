@@ -1,4 +1,4 @@
-"""URL patterns for asks and the state panel; included by chat/urls.py."""
+"""URL patterns of asks and the state panel (chat/urls.py includes every kind's)."""
 
 from __future__ import annotations
 
@@ -6,26 +6,26 @@ from django.urls import path
 
 from questionnaires.asks import api, views
 
-page_patterns = [
+urlpatterns = [
     path(
         "conversations/<int:conversation_id>/asks/<int:message_id>",
-        views.ask_fragment,
+        views.ask_fragment_view,
         name="ask",
     ),
     path(
         "conversations/<int:conversation_id>/asks/<int:message_id>/answer",
-        views.ask_answer,
+        views.ask_answer_view,
         name="ask_answer",
     ),
-    path("conversations/<int:conversation_id>/state", views.state_fragment, name="state"),
+    path("conversations/<int:conversation_id>/state", views.state_fragment_view, name="state"),
     path(
         "conversations/<int:conversation_id>/state/<str:field>",
-        views.slot_edit,
+        views.slot_edit_view,
         name="slot_edit",
     ),
 ]
 
-api_patterns = [
-    path("conversations/<int:conversation_id>/answers", views.api_answers, name="answers"),
-    path("conversations/<int:conversation_id>/asks", api.api_asks, name="asks"),
+api_urlpatterns = [
+    path("conversations/<int:conversation_id>/answers", api.answers_view, name="answers"),
+    path("conversations/<int:conversation_id>/asks", api.asks_view, name="asks"),
 ]

@@ -6,8 +6,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
-from urllib.parse import urlsplit
 
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -15,21 +13,11 @@ from django.utils.translation import gettext as _
 
 from chat.core.models import Conversation, Message
 from chat.core.selectors import tool_results
-from questionnaires.drafts import Drafts
+from questionnaires.elicitations.links import UrlParts, url_is_openable, url_parts
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
-from questionnaires.elicitations.refusals import url_is_openable
-from questionnaires.elicitations.selectors import elicitations_by_message
-from questionnaires.elicitations.services import card_key, fields_of
+from questionnaires.elicitations.selectors import elicitations_by_message, fields_of
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
-
-
-@dataclass(frozen=True)
-class UrlParts:
-    """A URL split for display: the host (ASCII / punycode) is what gets highlighted."""
-
-    before: str
-    host: str
-    after: str
+from questionnaires.registry import Drafts
 
 
 @dataclass(frozen=True)
@@ -41,6 +29,7 @@ class ElicitationDraft:
     error: str = ""
 
 
+DRAFT_PREFIX = "elic"
 OUTCOME_MAX = 2000  # characters of the tool's result shown on the card
 
 
@@ -114,28 +103,24 @@ class ElicitationCard:
         return f"elic-{self.id}"
 
     @property
+    def draft_key(self) -> str:
+        return card_key(self.id)
+
+    @property
+    def live_state(self) -> str:
+        return self.state_letter
+
+    @property
+    def answer_key(self) -> str:
+        return ""
+
+    @property
     def submit_url(self) -> str:
         return reverse("chat:elicitation_answer", args=[self.conversation_id, self.id])
 
     @property
     def expires_iso(self) -> str:
         return self.expires_at.isoformat()
-
-
-def url_parts(url: str) -> UrlParts:
-    """Split `url` around its host, shown as ASCII (IDN hosts as punycode)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        ascii_host = host.encode("idna").decode("ascii") if host else ""
-    except (ValueError, UnicodeError):
-        return UrlParts(url, "", "")
-    netloc = parts.netloc
-    start = len(parts.scheme) + 3 if url.startswith(f"{parts.scheme}://") else 0
-    userinfo = netloc.rpartition("@")[0] + "@" if "@" in netloc else ""
-    port = f":{parts.port}" if parts.port else ""
-    before = url[:start] + userinfo
-    return UrlParts(before, ascii_host, port + url[start + len(netloc) :])
 
 
 def elicitation_cards_for(
@@ -206,5 +191,6 @@ def elicitation_card(
     return replace(card, typed=shown)
 
 
-def card_live(view: Any) -> bool:
-    return bool(view.state_letter)
+def card_key(elicitation_id: int) -> str:
+    """The card's draft key (questionnaires.drafts)."""
+    return f"{DRAFT_PREFIX}:{elicitation_id}"

@@ -4,32 +4,14 @@ schemas, secret fields. The card is still shown, locked, saying so."""
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import urlsplit
-
 from django.utils.translation import gettext as _
 
+from questionnaires.elicitations.links import url_is_openable
 from questionnaires.elicitations.models import ElicitationMode
 from questionnaires.protocol.elicitation_schema import schema_check
 
-MAX_URL = 4096
 
-
-def url_is_openable(url: str) -> bool:
-    """Only absolute http(s) URLs with a host, no spaces or control characters."""
-    if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return False
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if host:
-            host.encode("idna")
-    except (ValueError, UnicodeError):
-        return False
-    return parts.scheme in ("http", "https") and bool(host)
-
-
-def refusal_of(server: str, mode: str, schema: Any, url: str | None) -> tuple[str, str] | None:
+def refusal_of(server: str, mode: str, schema: object, url: str | None) -> tuple[str, str] | None:
     """(code, human reason) when the request can't be shown, else None."""
     if mode == ElicitationMode.URL:
         if url_is_openable(str(url or "")):

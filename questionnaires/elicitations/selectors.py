@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -12,9 +11,10 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Wait, WaitKind, WaitStatus
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
 
 
-def elicitation_get(*, conversation: Conversation, elicitation_id: Any) -> Elicitation:
+def elicitation_get(*, conversation: Conversation, elicitation_id: int | str) -> Elicitation:
     """The conversation's elicitation; 404 `elicitation_not_found` for any other id."""
     try:
         return Elicitation.objects.select_related("message").get(
@@ -57,3 +57,37 @@ def elicitations_by_message(*, message_ids: Iterable[int]) -> dict[int, Elicitat
         return {}
     rows = Elicitation.objects.filter(message_id__in=ids).select_related("run")
     return {row.message_id: row for row in rows}
+
+
+def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
+    return schema_check(elicitation.requested_schema).fields
+
+
+def elicitation_waiting(conversation: Conversation) -> ChatError | None:
+    """Typed text while an MCP server waits on its card is refused (409
+    `pending_elicitation`): answer, decline or cancel the card first."""
+    pending = elicitation_pending(conversation_id=conversation.pk)
+    if pending is None:
+        return None
+    return ChatError(
+        "pending_elicitation",
+        _(
+            "“%(server)s” is waiting for your answer on its card. Submit, decline or "
+            "cancel it first."
+        )
+        % {"server": pending.server_name},
+        status=409,
+        details={"elicitation_id": pending.pk},
+    )
+
+
+def elicitation_open_for_drafts(conversation: Conversation, elicitation_id: str) -> bool:
+    """Whether the id names a pending card of this conversation (the registry's draft check)."""
+    if not (elicitation_id.isascii() and elicitation_id.isdigit()) or len(elicitation_id) > 18:
+        return False
+    return Elicitation.objects.filter(
+        conversation=conversation,
+        pk=int(elicitation_id),
+        status=ElicitationStatus.PENDING,
+        expires_at__gt=timezone.now(),
+    ).exists()

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone, translation
@@ -32,10 +32,13 @@ from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
 from questionnaires.drafts import draft_clear
+from questionnaires.elicitations.links import MAX_URL
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
-from questionnaires.elicitations.refusals import MAX_URL, refusal_of
+from questionnaires.elicitations.presenter import card_key
+from questionnaires.elicitations.refusals import refusal_of
+from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import FieldSpec, schema_check
+from questionnaires.protocol.jsontypes import Json
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -45,7 +48,7 @@ Status = ElicitationStatus
 @dataclass(frozen=True)
 class ElicitationOutcome:
     action: str  # "accept" | "decline" | "cancel"
-    content: dict[str, Any] | None  # validated content for accept in form mode, else None
+    content: dict[str, Json] | None  # validated content for accept in form mode, else None
 
 
 class ElicitationRefused(ChatError):
@@ -73,15 +76,6 @@ def wait_ref(elicitation_id: int) -> str:
     return f"elicitation:{elicitation_id}"
 
 
-def card_key(elicitation_id: int) -> str:
-    """The card's draft key (questionnaires.drafts)."""
-    return f"elic:{elicitation_id}"
-
-
-def fields_of(elicitation: Elicitation) -> tuple[FieldSpec, ...]:
-    return schema_check(elicitation.requested_schema).fields
-
-
 # --- opening ---------------------------------------------------------------------------
 
 
@@ -94,7 +88,7 @@ def elicitation_open(
     tool_call_id: str,
     mode: str,
     message: str,
-    requested_schema: dict[str, Any] | None = None,
+    requested_schema: Mapping[str, object] | None = None,
     url: str | None = None,
     remote_id: str | None = None,
     input_key: str = "",
@@ -182,9 +176,10 @@ def _wait_open(row: Elicitation, run: Run | None, resumes_run: bool) -> None:
 def _limit_shown(conversation_id: int, run_id: int | None, call_id: str) -> bool:
     """A limit's refusal card is shown once per tool call (a server that keeps asking
     gets errors, not a wall of cards)."""
+    same_run = Q(run__isnull=True) if run_id is None else Q(run_id=run_id)
     return Elicitation.objects.filter(
+        same_run,
         conversation_id=conversation_id,
-        run_id=run_id,
         tool_call_id=call_id,
         status=Status.REFUSED,
         refused_code__startswith="wait_limit_",
@@ -197,9 +192,9 @@ def _limit_shown(conversation_id: int, run_id: int | None, call_id: str) -> bool
 def elicitation_answer(
     *,
     elicitation: Elicitation,
-    action: Any,
+    action: object,
     data: Mapping[str, Sequence[str]],
-    user: Any,
+    user: User,
     utc_offset: str = "Z",
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
@@ -277,7 +272,9 @@ def _locked(elicitation: Elicitation, status: str) -> None:
     )
 
 
-def _close(pk: int, status: str, *, code: str = "", reason: str = "", also: Any = ()) -> bool:
+def _close(
+    pk: int, status: str, *, code: str = "", reason: str = "", also: tuple[str, ...] = ()
+) -> bool:
     """Move a pending (or `also` one of these) elicitation to `status`; False if it
     wasn't in such a state any more."""
     with transaction.atomic():
@@ -287,7 +284,10 @@ def _close(pk: int, status: str, *, code: str = "", reason: str = "", also: Any 
         )
         if changed and row is not None:
             _locked(row, status)
-            wait_close(ref=wait_ref(pk), status=WAIT_STATUS.get(status, WaitStatus.ENDED))
+            wait_close(
+                ref=wait_ref(pk),
+                status=WAIT_STATUS.get(ElicitationStatus(status), WaitStatus.ENDED),
+            )
     return bool(changed)
 
 

@@ -1,4 +1,4 @@
-"""URL patterns for elicitation cards; included by chat/urls.py."""
+"""URL patterns of elicitation cards (chat/urls.py includes every kind's)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.urls import path
 
 from questionnaires.elicitations import views
 
-page_patterns = [
+urlpatterns = [
     path(
         "conversations/<int:conversation_id>/elicitations/<int:elicitation_id>",
         views.elicitation_answer_view,

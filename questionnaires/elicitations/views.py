@@ -5,32 +5,31 @@ target=_blank; that tab gets a page that goes on to the link: the server never f
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from collections.abc import Mapping
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
-from questionnaires.conversation import conversation_context
+from chat.edge.forms import MessageForm
+from chat.edge.http import HtmxRequest, conversation_for_page, signed_in
+from chat.edge.page import conversation_page
+from questionnaires.elicitations.kind import KIND
+from questionnaires.elicitations.models import Elicitation
 from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
 from questionnaires.elicitations.selectors import elicitation_get
 from questionnaires.elicitations.services import elicitation_answer
-from questionnaires.registry import card_of
-
-CARD_TEMPLATE = "questionnaires/cards/elicitation.html"
+from questionnaires.registry import Refused
 
 
 @login_required
 @require_POST
 def elicitation_answer_view(
-    request: HttpRequest, conversation_id: int, elicitation_id: int
+    request: HtmxRequest, conversation_id: int, elicitation_id: int
 ) -> HttpResponse:
     """`action` = accept | decline | cancel, plus the form's `answer-<field>` values."""
     conversation = conversation_for_page(request, conversation_id)
@@ -45,14 +44,11 @@ def elicitation_answer_view(
             elicitation=row,
             action=actions[0] if len(actions) == 1 else None,
             data={k: v for k, v in request.POST.lists() if k.startswith("answer-")},
-            user=request.user,
+            user=signed_in(request),
             utc_offset=_utc_offset(),
         )
     except ChatError as error:
-        details = error.details
-        draft = ElicitationDraft(
-            details.get("values", {}), details.get("fields", {}), error.message
-        )
+        draft = ElicitationDraft(_typed(error), error.field_messages(), error.message)
         status = error.status
         row.refresh_from_db()
     else:
@@ -60,19 +56,24 @@ def elicitation_answer_view(
             return _opening(request, row)
     card = elicitation_card(row, draft=draft)
     if request.htmx:
-        return render(request, CARD_TEMPLATE, {"card": card}, status=status)
+        return render(request, KIND.card_template, {"card": card}, status=status)
     if status == 200:
         url = reverse("chat:conversation", args=[conversation.pk])
         return redirect(f"{url}#{card.dom_id}")
-    context = conversation_context(conversation=conversation, form=MessageForm())
-    context["items"] = [
-        replace(i, cards=(card_of("elicitation", card),)) if i.message.pk == row.message_id else i
-        for i in context["items"]
-    ]
+    refused = Refused(KIND.name, row.message_id, card)
+    context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
     return render(request, "chat/conversation.html", context, status=status)
 
 
-def _opening(request: HttpRequest, row: Any) -> HttpResponse:
+def _typed(error: ChatError) -> dict[str, list[str]]:
+    """What was typed into a refused card (`details["values"]`: field -> values)."""
+    values = error.details.get("values")
+    if not isinstance(values, Mapping):
+        return {}
+    return {str(k): [str(x) for x in v] for k, v in values.items() if isinstance(v, list | tuple)}
+
+
+def _opening(request: HtmxRequest, row: Elicitation) -> HttpResponse:
     """The Open form's new tab: a page that goes on to the link (a redirect would break
     the CSP's form-action 'self'), telling the site nothing about the chat."""
     context = {"card": elicitation_card(row), "url": row.url}

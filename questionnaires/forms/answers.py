@@ -10,7 +10,6 @@ API, MCP) goes through `interactive_form_answer`; plain text goes through
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.db import transaction
 from django.utils import translation
@@ -20,32 +19,18 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role
 from chat.core.services import answer_post, message_create
 from questionnaires.drafts import draft_clear
+from questionnaires.forms.presenter import DRAFT_PREFIX
 from questionnaires.forms.services import (
     CheckedAnswer,
     form_answer_summary,
     form_check_answer,
     form_link_answer_message,
-    form_pending,
     form_resolve,
     form_tool_result,
 )
 
 
-def interactive_form_refuse_if_pending(*, conversation: Conversation) -> None:
-    """Plain text while a form waits is refused: submit or cancel the form first."""
-    form = form_pending(conversation_id=conversation.pk)
-    if form is not None:
-        raise ChatError(
-            "pending_interactive_form",
-            _(
-                "A form is waiting for your answer. Submit the form, or cancel it and send this text."
-            ),
-            status=409,
-            details={"tool_use_id": form.tool_use_id, "ask_id": form.ask_id},
-        )
-
-
-def interactive_form_answer(*, conversation: Conversation, payload: Any) -> Message:
+def interactive_form_answer(*, conversation: Conversation, payload: object) -> Message:
     """Accept an answer (or a cancellation) of the pending form and resume the agent.
 
     The model receives the answer as the tool result of the form's tool call; people see
@@ -65,7 +50,7 @@ def interactive_form_answer(*, conversation: Conversation, payload: Any) -> Mess
         _tool_result_store(conversation, checked)
         message = _user_message(conversation, checked)
         form_link_answer_message(form=checked.form, message_id=message.pk)
-        draft_clear(conversation=conversation, card=f"form:{checked.form.ask_id}")
+        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{checked.form.ask_id}")
     return message
 
 
@@ -106,20 +91,3 @@ def _user_message(conversation: Conversation, checked: CheckedAnswer) -> Message
         },
         lock_event={"ask_id": checked.form.ask_id, "status": checked.status},
     )
-
-
-def form_answer_payload_from_post(post: Any, *, status: str, message: str = "") -> dict[str, Any]:
-    """The answer payload of the card's HTML form (`answer-<question id>` fields)."""
-    answers: dict[str, Any] = {}
-    for key in post:
-        if key.startswith("answer-"):
-            values = post.getlist(key)
-            answers[key.removeprefix("answer-")] = values[0] if len(values) == 1 else values
-    return {
-        "type": "interactive_form_question",
-        "tool_use_id": post.get("tool_use_id", ""),
-        "ask_id": post.get("ask_id", ""),
-        "status": status,
-        "answers": answers if status == "answered" else {},
-        "message": message,
-    }

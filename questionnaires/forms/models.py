@@ -2,11 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Literal, TypedDict, cast
+
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message, Run
+from questionnaires.protocol.jsontypes import JsonValue
+
+TOOL_NAME = "interactive_form_question"  # the spec-003 tool whose calls open these forms
+
+# What a tool returns to the model (JSON).
+ToolResult = dict[str, JsonValue]
+
+
+class FormOption(TypedDict):
+    label: str
+    value: str
+
+
+class FormQuestion(TypedDict):
+    """One normalized question of a form (questionnaires.protocol.normalize_interactive_form)."""
+
+    id: str
+    question: str
+    input_type: Literal["choice", "text"]
+    options: list[FormOption]
+    multi_select: bool
+    multiline: bool
+    required: bool
+    placeholder: str
+    default: str | list[str] | None
+
+
+def form_questions(render_payload: Mapping[str, object]) -> list[FormQuestion]:
+    """The questions of a render payload this app wrote (normalized when the form opened)."""
+    questions = render_payload.get("questions")
+    return cast(list[FormQuestion], questions) if isinstance(questions, list) else []
 
 
 class FormStatus(models.TextChoices):

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import cast
 
 from django.urls import reverse
 
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
-from questionnaires.drafts import Drafts
-from questionnaires.forms.services import TOOL_NAME, forms_for_tool_calls
+from questionnaires.forms.models import TOOL_NAME, FormQuestion, InteractiveForm
+from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
+from questionnaires.registry import Drafts
+
+DRAFT_PREFIX = "form"
 
 
 @dataclass(frozen=True)
@@ -70,18 +74,31 @@ class FormCard:
     def dom_id(self) -> str:
         return f"form-{self.ask_id}"
 
+    @property
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.ask_id}"
+
+    @property
+    def live_state(self) -> str:
+        """ "f" while it waits: open tabs get it again, locked, once it is answered."""
+        return "f" if self.answerable else ""
+
+    @property
+    def answer_key(self) -> str:
+        return ""
+
 
 @dataclass(frozen=True)
 class FormDraft:
     """A refused submit: the user's values and the per-field errors, shown in place."""
 
-    answers: Mapping[str, Any] = field(default_factory=dict)
+    answers: Mapping[str, object] = field(default_factory=dict)
     fields: Mapping[str, str] = field(default_factory=dict)
     error: str = ""
     message: str = ""
 
 
-def valid_payload(payload: Any) -> list[dict[str, Any]] | None:
+def valid_payload(payload: object) -> list[FormQuestion] | None:
     """The questions of a trustworthy render payload, or None (then nothing renders)."""
     if not isinstance(payload, dict) or payload.get("type") != TOOL_NAME:
         return None
@@ -89,7 +106,7 @@ def valid_payload(payload: Any) -> list[dict[str, Any]] | None:
     if not isinstance(questions, list) or not questions:
         return None
     normalized = normalize_interactive_form({"questions": questions})
-    return normalized.questions if normalized.ok else None
+    return cast(list[FormQuestion], normalized.questions) if normalized.ok else None
 
 
 def form_calls(message: Message) -> list[str]:
@@ -116,7 +133,7 @@ def form_cards_for(
     forms = forms_for_tool_calls(conversation_id=conversation.pk, tool_use_ids=ids)
     cards: dict[int, list[FormCard]] = {}
     for message in messages:
-        payloads = (message.metadata or {}).get("render_payloads") or {}
+        payloads = metadata_of(message).get("render_payloads") or {}
         for call_id in wanted.get(message.pk, []):
             form = forms.get(call_id)
             questions = valid_payload(payloads.get(call_id))
@@ -128,19 +145,25 @@ def form_cards_for(
     return cards
 
 
-def _saved(ask_id: str, questions: list[dict[str, Any]], drafts: Drafts) -> FormDraft | None:
+def _saved(ask_id: str, questions: list[FormQuestion], drafts: Drafts) -> FormDraft | None:
     """The pending form's saved draft (questionnaires.drafts) as the values it shows."""
-    fields = drafts.get(f"form:{ask_id}")
+    fields = drafts.get(f"{DRAFT_PREFIX}:{ask_id}")
     if fields is None:
         return None
-    answers: dict[str, Any] = {}
+    answers: dict[str, object] = {}
     for q in questions:
         values = fields.get(f"answer-{q['id']}", [])
         answers[q["id"]] = list(values) if q["multi_select"] else (values[-1] if values else "")
     return FormDraft(answers=answers)
 
 
-def _card(conversation, message, form, questions, draft: FormDraft | None) -> FormCard:
+def _card(
+    conversation: Conversation,
+    message: Message,
+    form: InteractiveForm,
+    questions: list[FormQuestion],
+    draft: FormDraft | None,
+) -> FormCard:
     pending = form.status == "pending"
     if pending:
         values = draft.answers if draft else {q["id"]: q["default"] for q in questions}
@@ -163,7 +186,7 @@ def _card(conversation, message, form, questions, draft: FormDraft | None) -> Fo
     return replace(card, error=draft.error) if draft and pending else card
 
 
-def _question(ask_id: str, n: int, q: dict[str, Any], value: Any, error: str) -> FormQuestionView:
+def _question(ask_id: str, n: int, q: FormQuestion, value: object, error: str) -> FormQuestionView:
     dom_id = f"{ask_id}-q{n}"
     chosen = set(value) if isinstance(value, list) else {value} if isinstance(value, str) else set()
     options = tuple(

@@ -15,8 +15,9 @@ the call's result — the one way a tool's effect attaches to its message.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -26,10 +27,18 @@ from django.utils.translation import gettext as _
 from chat.core.errors import FormError
 from chat.core.models import Conversation, Message, Run, WaitKind
 from chat.core.waits import wait_limit_problem, wait_open
-from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.forms.models import (
+    TOOL_NAME,
+    FormQuestion,
+    FormStatus,
+    InteractiveForm,
+    ToolResult,
+    form_questions,
+)
+from questionnaires.forms.selectors import form_pending
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
+from questionnaires.protocol.jsontypes import Json, JsonObject, JsonValue
 
-TOOL_NAME = "interactive_form_question"
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
 MAX_ANSWER_MESSAGE = 10_000
@@ -39,14 +48,14 @@ MAX_ANSWER_MESSAGE = 10_000
 class CheckedAnswer:
     form: InteractiveForm
     status: str
-    answers: dict[str, Any]
+    answers: dict[str, str | list[str]]
     message: str
 
 
 # --- opening a form (the tool) -----------------------------------------------------------
 
 
-def _tool_error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+def _tool_error(code: str, message: str, **extra: JsonValue) -> ToolResult:
     return {"success": False, "status": "error", "error_code": code, "message": message, **extra}
 
 
@@ -54,10 +63,10 @@ def form_check(
     *,
     conversation_id: int,
     run_id: int | None,
-    arguments: Any,
+    arguments: object,
     lang: str = "en",
     shown_in_step: bool = False,
-) -> dict[str, Any]:
+) -> ToolResult:
     """Run the `interactive_form_question` tool: the result the model sees; nothing is
     written (`form_create` does that once the call is stored).
 
@@ -95,7 +104,7 @@ def form_create(
     message_id: int,
     tool_use_id: str,
     ask_id: str,
-    arguments: Any,
+    arguments: object,
     lang: str = "en",
 ) -> InteractiveForm | None:
     """The stored call's form: its row, its render payload on the message that carries
@@ -107,13 +116,14 @@ def form_create(
     normalized = normalize_interactive_form(arguments, lang=lang)
     if not normalized.ok:
         return None
-    payload = {
+    payload: JsonObject = {
         "type": TOOL_NAME,
         "ask_id": ask_id,
         "task_id": conversation_id,
         "subtask_id": run_id,
-        "questions": normalized.questions,
+        "questions": cast(list[Json], normalized.questions),
     }
+    run = Run.objects.filter(pk=run_id).first() if run_id is not None else None
     with transaction.atomic():
         form = InteractiveForm.objects.create(
             conversation_id=conversation_id,
@@ -129,7 +139,7 @@ def form_create(
             kind=WaitKind.FORM,
             ref=f"form:{form.pk}",
             seconds=settings.WAIT_TIMEOUT,
-            run=Run.objects.filter(pk=run_id).first() if run_id is not None else None,
+            run=run,
             tool_call_id=tool_use_id,
             check_limits=False,  # checked with the call
         )
@@ -142,20 +152,20 @@ def form_open(
     run_id: int | None,
     message_id: int,
     tool_use_id: str,
-    arguments: Any,
+    arguments: object,
     lang: str = "en",
-) -> dict[str, Any]:
+) -> ToolResult:
     """Check and create at once, for a call whose message is already stored."""
     result = form_check(
         conversation_id=conversation_id, run_id=run_id, arguments=arguments, lang=lang
     )
-    if result.get(DEFERRED_FLAG):
+    if result.get(DEFERRED_FLAG) is True:
         form_create(
             conversation_id=conversation_id,
             run_id=run_id,
             message_id=message_id,
             tool_use_id=tool_use_id,
-            ask_id=result["ask_id"],
+            ask_id=str(result["ask_id"]),
             arguments=arguments,
             lang=lang,
         )
@@ -170,7 +180,7 @@ def _opened_by_call(*, run_id: int | None, tool_use_id: str) -> InteractiveForm 
 
 def _open_refusal(
     *, conversation_id: int, run_id: int | None, shown_in_step: bool = False
-) -> dict[str, Any] | None:
+) -> ToolResult | None:
     shown = run_id is not None and InteractiveForm.objects.filter(run_id=run_id).exists()
     if shown or shown_in_step:
         return _tool_error(
@@ -188,7 +198,7 @@ def _open_refusal(
     return None
 
 
-def _write_payload(message_id: int, tool_use_id: str, payload: dict[str, Any]) -> None:
+def _write_payload(message_id: int, tool_use_id: str, payload: JsonObject) -> None:
     message = Message.objects.select_for_update().get(pk=message_id)
     metadata = dict(message.metadata or {})
     payloads = dict(metadata.get("render_payloads") or {})
@@ -197,38 +207,10 @@ def _write_payload(message_id: int, tool_use_id: str, payload: dict[str, Any]) -
     Message.objects.filter(pk=message_id).update(metadata=metadata)
 
 
-def form_pending(*, conversation_id: int) -> InteractiveForm | None:
-    return InteractiveForm.objects.filter(
-        conversation_id=conversation_id, status=FormStatus.PENDING
-    ).first()
-
-
-def form_for_tool_call(*, conversation_id: int, tool_use_id: str) -> InteractiveForm | None:
-    if not tool_use_id:
-        return None
-    return (
-        InteractiveForm.objects.select_related("message")
-        .filter(conversation_id=conversation_id, tool_use_id=tool_use_id)
-        .first()
-    )
-
-
-def forms_for_tool_calls(
-    *, conversation_id: int, tool_use_ids: list[str]
-) -> dict[str, InteractiveForm]:
-    """The forms of these tool calls, by tool call id (one query; for rendering)."""
-    if not tool_use_ids:
-        return {}
-    rows = InteractiveForm.objects.filter(
-        conversation_id=conversation_id, tool_use_id__in=tool_use_ids
-    )
-    return {form.tool_use_id: form for form in rows}
-
-
 # --- answering ---------------------------------------------------------------------------
 
 
-def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -> CheckedAnswer:
+def form_check_answer(*, conversation_id: int, payload: object, lang: str = "en") -> CheckedAnswer:
     """Validate a follow-up answer payload against the pending form; raise `FormError`.
 
     Order: the payload's shape and `type` (`invalid_interactive_form_answer`), a pending
@@ -263,7 +245,7 @@ def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -
             details={"tool_use_id": form.tool_use_id},
         )
     status, message = _status_and_message(payload)
-    answers: dict[str, Any] = {}
+    answers: dict[str, str | list[str]] = {}
     if status == FormStatus.ANSWERED:
         check = validate_form_answers(
             form.render_payload.get("questions", []), payload.get("answers", {}), lang=lang
@@ -279,7 +261,7 @@ def form_check_answer(*, conversation_id: int, payload: Any, lang: str = "en") -
     return CheckedAnswer(form=form, status=status, answers=answers, message=message)
 
 
-def _status_and_message(payload: dict[str, Any]) -> tuple[str, str]:
+def _status_and_message(payload: Mapping[str, object]) -> tuple[str, str]:
     status = payload.get("status", FormStatus.ANSWERED)
     message = payload.get("message") or ""
     if status not in ANSWER_STATUSES:
@@ -313,10 +295,10 @@ def form_link_answer_message(*, form: InteractiveForm, message_id: int) -> None:
     InteractiveForm.objects.filter(pk=form.pk).update(answer_message_id=message_id)
 
 
-def form_tool_result(*, checked: CheckedAnswer) -> dict[str, Any]:
+def form_tool_result(*, checked: CheckedAnswer) -> dict[str, JsonValue]:
     """What the model receives as the tool result of the form's tool call."""
-    questions = checked.form.render_payload.get("questions", [])
-    result: dict[str, Any] = {
+    questions = form_questions(checked.form.render_payload)
+    result: dict[str, JsonValue] = {
         "type": TOOL_NAME,
         "ask_id": checked.form.ask_id,
         "tool_use_id": checked.form.tool_use_id,
@@ -329,18 +311,30 @@ def form_tool_result(*, checked: CheckedAnswer) -> dict[str, Any]:
     return result
 
 
-def _answer_entry(question: dict[str, Any], value: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": question["id"], "question": question["question"]}
+def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict[str, JsonValue]:
+    entry: dict[str, JsonValue] = {"id": question["id"], "question": question["question"]}
     labels = {o["value"]: o["label"] for o in question.get("options", [])}
     if question["input_type"] == "choice" and question.get("multi_select"):
-        entry["values"] = list(value or [])
-        entry["labels"] = [labels.get(v, v) for v in value or []]
+        values = value if isinstance(value, list) else []
+        entry["values"] = values
+        entry["labels"] = [labels.get(v, v) for v in values]
     elif question["input_type"] == "choice":
-        entry["value"] = value or ""
-        entry["label"] = labels.get(value or "", "")
+        chosen = value if isinstance(value, str) else ""
+        entry["value"] = chosen
+        entry["label"] = labels.get(chosen, "")
     else:
-        entry["value"] = value or ""
+        entry["value"] = value if isinstance(value, str) else ""
     return entry
+
+
+def _shown(question: FormQuestion, value: str | list[str] | None) -> str:
+    """An answer as people read it: the options' labels, or the text."""
+    labels = {o["value"]: o["label"] for o in question.get("options", [])}
+    if isinstance(value, list):
+        return ", ".join(labels.get(v, v) for v in value)
+    if question["input_type"] == "choice":
+        return labels.get(value or "", "") or (value or "")
+    return value or ""
 
 
 def form_answer_summary(*, checked: CheckedAnswer) -> str:
@@ -349,10 +343,9 @@ def form_answer_summary(*, checked: CheckedAnswer) -> str:
         lines = [_("Form cancelled.")]
     else:
         lines = [_("Form answered:")]
-        for entry in form_tool_result(checked=checked).get("answers", []):
-            shown = entry.get("labels") or entry.get("label") or entry.get("value") or ""
-            text = ", ".join(shown) if isinstance(shown, list) else shown
-            lines.append(f"- {entry['question']}: {text or _('(no answer)')}")
+        for question in form_questions(checked.form.render_payload):
+            text = _shown(question, checked.answers.get(question["id"]))
+            lines.append(f"- {question['question']}: {text or _('(no answer)')}")
     if checked.message:
         lines.append("")
         lines.append(checked.message)

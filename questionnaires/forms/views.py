@@ -6,37 +6,38 @@ entry point, which also serves the JSON API), render the card or the composer.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.core.forms import MessageForm
-from chat.core.http import conversation_for_page
 from chat.core.models import Conversation
-from questionnaires.forms.answers import form_answer_payload_from_post
-from questionnaires.forms.answers import interactive_form_answer as interactive_form_answer_post
+from chat.edge.forms import MessageForm
+from chat.edge.http import HtmxRequest, conversation_for_page
+from questionnaires.forms.answers import interactive_form_answer
 from questionnaires.forms.presenter import FormCard, FormDraft, form_cards_for
-from questionnaires.forms.services import form_for_tool_call, form_pending
+from questionnaires.forms.selectors import form_for_tool_call, form_pending
 
 CARD_TEMPLATE = "questionnaires/cards/interactive_form.html"
 
 
 @login_required
 @require_POST
-def interactive_form_answer(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def interactive_form_answer_view(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     """Submit (`status=answered`) or cancel (`status=cancelled`) the pending form."""
     conversation = conversation_for_page(request, conversation_id)
     status = "cancelled" if request.POST.get("status") == "cancelled" else "answered"
-    payload = form_answer_payload_from_post(
+    payload = _payload_from_post(
         request.POST, status=status, message=request.POST.get("message", "")
     )
     draft, code = None, 200
     try:
-        interactive_form_answer_post(conversation=conversation, payload=payload)
+        interactive_form_answer(conversation=conversation, payload=payload)
     except ChatError as error:
-        draft = FormDraft(payload["answers"], error.details.get("fields", {}), error.message)
+        draft = FormDraft(payload["answers"], error.field_messages(), error.message)
         code = error.status
     else:
         if not request.htmx:
@@ -50,7 +51,9 @@ def interactive_form_answer(request: HttpRequest, conversation_id: int) -> HttpR
 
 @login_required
 @require_POST
-def interactive_form_cancel_and_send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def interactive_form_cancel_and_send_view(
+    request: HtmxRequest, conversation_id: int
+) -> HttpResponse:
     """The composer's "Cancel the form and send this text": the typed text goes with the
     cancellation, so the model reads it as the form's tool result and nothing is lost."""
     conversation = conversation_for_page(request, conversation_id)
@@ -65,7 +68,7 @@ def interactive_form_cancel_and_send(request: HttpRequest, conversation_id: int)
             "message": form.cleaned_data["content"],
         }
         try:
-            interactive_form_answer_post(conversation=conversation, payload=payload)
+            interactive_form_answer(conversation=conversation, payload=payload)
         except ChatError as error:
             form.add_error("content", error.message)
             code = error.status
@@ -87,4 +90,32 @@ def _card(conversation: Conversation, tool_use_id: str, draft: FormDraft | None)
     if form is None or form.message is None:
         return None
     cards = form_cards_for(conversation=conversation, messages=[form.message], draft=draft)
-    return next((c for c in cards.get(form.message_id, []) if c.tool_use_id == tool_use_id), None)
+    return next((c for c in cards.get(form.message.pk, []) if c.tool_use_id == tool_use_id), None)
+
+
+class FormPost(TypedDict):
+    """The spec-003 answer payload a card's HTML form makes (checked like any other)."""
+
+    type: str
+    tool_use_id: str
+    ask_id: str
+    status: str
+    answers: dict[str, str | list[str]]
+    message: str
+
+
+def _payload_from_post(post: QueryDict, *, status: str, message: str = "") -> FormPost:
+    """The answer payload of the card's HTML form (`answer-<question id>` fields)."""
+    answers: dict[str, str | list[str]] = {}
+    for key in post:
+        if key.startswith("answer-"):
+            values = post.getlist(key)
+            answers[key.removeprefix("answer-")] = values[0] if len(values) == 1 else values
+    return {
+        "type": "interactive_form_question",
+        "tool_use_id": str(post.get("tool_use_id", "")),
+        "ask_id": str(post.get("ask_id", "")),
+        "status": status,
+        "answers": answers if status == "answered" else {},
+        "message": message,
+    }

@@ -7,14 +7,15 @@ are shown as escaped text: the playground debugs the protocol, not Markdown.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from django.utils.safestring import SafeString
 
 from questionnaires.inline.presenter import MessageInput, MessageState
 from questionnaires.inline.render import plain_markdown, render_message
 from questionnaires.protocol import SelfCheckResult, parse_message, self_check
+from questionnaires.protocol.jsontypes import JsonValue
 
 MAX_CHARS = 200_000
 
@@ -26,7 +27,7 @@ class SegmentRow:
     name: str
     encoding: str
     questionnaire_id: str
-    errors: tuple[dict[str, Any], ...]
+    errors: tuple[Mapping[str, JsonValue], ...]
     raw: str
     json: str
 
@@ -56,7 +57,7 @@ def playground_result(content: str, *, role: str, lang: str) -> PlaygroundResult
                 name=str(data.get("name", "")),
                 encoding=str(data.get("encoding", "")),
                 questionnaire_id=str(data.get("questionnaire_id", "")),
-                errors=tuple(data.get("errors", ())),
+                errors=tuple(e.to_dict() for e in getattr(segment, "errors", ())),
                 raw=segment.raw,
                 json=json.dumps(data, ensure_ascii=False, indent=2),
             )

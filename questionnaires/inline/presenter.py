@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from django.utils.translation import gettext as _
 
@@ -28,6 +28,7 @@ from questionnaires.protocol import (
 )
 
 ASYNC_TOOL = "questionnaire_async"
+DRAFT_PREFIX = "q"  # draft keys of inline cards: q:<questionnaire id>
 
 CardMode = Literal["interactive", "answered", "closed", "refused", "preview"]
 
@@ -43,7 +44,7 @@ class MessageInput:
     role: str
     content: str
     display_content: str = ""
-    tool_calls: Sequence[Mapping[str, Any]] = ()
+    tool_calls: Sequence[Mapping[str, object]] = ()
     # tool call id -> the content of the `tool` message answering it
     tool_results: Mapping[str, str] = field(default_factory=dict)
     readonly: bool = False
@@ -54,7 +55,7 @@ class Answer:
     """A stored submission: the raw form answers, for showing what was chosen."""
 
     key: int | str
-    answers: Mapping[str, Any]
+    answers: Mapping[str, object]
     other_text: Mapping[str, str]
 
 
@@ -63,7 +64,7 @@ class Draft:
     """What the user posted when a submit is refused: shown again, nothing lost."""
 
     questionnaire_id: str
-    answers: Mapping[str, Any]
+    answers: Mapping[str, object]
     other_text: Mapping[str, str]
     code: str = ""
     message: str = ""
@@ -141,6 +142,10 @@ class CardView:
     def interactive(self) -> bool:
         return self.mode == "interactive"
 
+    @property
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.questionnaire_id}"
+
 
 @dataclass(frozen=True, slots=True)
 class ErrorCardView:
@@ -161,7 +166,7 @@ def dom_id(prefix: str, *parts: object) -> str:
     return f"{prefix}-{digest.hexdigest()[:12]}"
 
 
-def async_calls(tool_calls: Iterable[Mapping[str, Any]]) -> list[str]:
+def async_calls(tool_calls: Iterable[Mapping[str, object]]) -> list[str]:
     """Ids of the ``questionnaire_async`` calls, in order.  Accepts the OpenAI shape
     ``{"id", "function": {"name", "arguments"}}`` and the flat ``{"id", "name"}``."""
     ids = []
@@ -199,9 +204,9 @@ def _result_error(message: str) -> ProtocolError:
     return ProtocolError(code="questionnaire.start.result_invalid", path="", message=message)
 
 
-def _result_errors(result: Mapping[str, Any]) -> tuple[ProtocolError, ...]:
+def _result_errors(result: Mapping[str, object]) -> tuple[ProtocolError, ...]:
     errors = []
-    for item in result.get("errors") or ():
+    for item in _listed(result.get("errors")):
         if isinstance(item, Mapping):
             errors.append(
                 ProtocolError(
@@ -282,7 +287,7 @@ def card_view(
     )
 
 
-def _defaults(questions: Sequence[Question]) -> dict[str, Any]:
+def _defaults(questions: Sequence[Question]) -> dict[str, object]:
     return {q.id: list(q.default) if isinstance(q.default, tuple) else q.default for q in questions}
 
 
@@ -300,7 +305,7 @@ def _error_map(
     return per_question, tuple(general)
 
 
-def _chosen(value: Any) -> list[str]:
+def _chosen(value: object) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
@@ -314,7 +319,7 @@ def _question_view(
     question: Question,
     index: int,
     base: str,
-    values: Mapping[str, Any],
+    values: Mapping[str, object],
     other: Mapping[str, str],
     errors: tuple[str, ...],
 ) -> QuestionView:
@@ -345,11 +350,11 @@ def _question_view(
 
 def answers_from_form(
     questionnaire: Questionnaire, data: Mapping[str, Sequence[str]]
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[dict[str, str | list[str]], dict[str, str]]:
     """Form fields (``answer-N`` / ``other-N``, N = 1-based question position) →
     ``(answers, other_text)`` keyed by question id.  Fields naming no question are kept
     under their own name, so ``build_response`` refuses them as unknown questions."""
-    answers: dict[str, Any] = {}
+    answers: dict[str, str | list[str]] = {}
     other_text: dict[str, str] = {}
     by_index = {str(n): q for n, q in enumerate(questionnaire.questions, start=1)}
     for name, values in data.items():
@@ -371,17 +376,22 @@ def answers_from_form(
     return answers, other_text
 
 
-def readable_answers(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _listed(value: object) -> list[object]:
+    """A JSON list as it is; anything else (a hostile or broken result) as no items."""
+    return list(value) if isinstance(value, list) else []
+
+
+def readable_answers(payload: Mapping[str, object]) -> list[tuple[str, str]]:
     """``(question, answer)`` pairs of a response payload, for the read-only answer card."""
     rows = []
-    for item in payload.get("answers") or ():
+    for item in _listed(payload.get("answers")):
         if not isinstance(item, Mapping):
             continue
         rows.append((str(item.get("question") or item.get("question_id") or ""), _text(item)))
     return rows
 
 
-def _text(item: Mapping[str, Any]) -> str:
+def _text(item: Mapping[str, object]) -> str:
     other = item.get("other_text")
     other = other if isinstance(other, str) and other else ""
     labels = item.get("labels")

@@ -10,6 +10,7 @@ language), so long conversations are not re-parsed on every view.  No database a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -46,7 +47,7 @@ Markdown = Callable[[str], str]
 # Makes the Markdown renderer of one message: every Markdown segment of a message shares
 # it, so a message's Markdown work is bounded however it is split (chat.rendering).
 MarkdownFactory = Callable[[], Markdown]
-CACHE_PREFIX = "qc:msg:v1"
+CACHE_PREFIX = "qc:msg:v2"  # v2: card forms carry their draft key
 CACHE_SECONDS = 60 * 60 * 24
 logger = logging.getLogger(__name__)
 
@@ -148,7 +149,9 @@ def render_message(
                 message,
                 segment.raw,
                 n,
-                lambda s=segment: _segment_html(s, message, state, render_md, draft, interactive),
+                functools.partial(
+                    _segment_html, segment, message, state, render_md, draft, interactive
+                ),
             )
         )
     for call_id in async_calls(message.tool_calls):
@@ -165,7 +168,7 @@ def render_message(
                     message,
                     raw or "",
                     call_id,
-                    lambda q=result: _card_html(q, message, state, draft, interactive),
+                    functools.partial(_card_html, result, message, state, draft, interactive),
                 )
             )
         else:

@@ -1,16 +1,24 @@
-"""Reads for inline cards: their answered submissions.
+"""Reads for inline cards: their answered submissions, the questionnaire a card shows, and
+whether a card is open.
 
-Each function is one query for a whole conversation (or page), so rendering a page
-never queries per message. (Tool results of any way of asking: `chat.core.selectors`.)
+Each function that serves a page is one query for a whole conversation (or page), so
+rendering never queries per message. (Tool results of any way of asking:
+`chat.core.selectors`.)
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from django.utils.translation import gettext as _
+
+from chat.core import selectors as core_selectors
+from chat.core.errors import ChatError
+from chat.core.models import Conversation, Message, Role
 from questionnaires.inline.models import Submission
-from questionnaires.inline.presenter import Answer
+from questionnaires.inline.presenter import Answer, MessageInput, message_questionnaires
+from questionnaires.protocol import Questionnaire
 
 
 def answers_by_message(
@@ -32,3 +40,50 @@ def submission_exists(*, conversation_id: int, questionnaire_id: str) -> bool:
     return Submission.objects.filter(
         conversation_id=conversation_id, questionnaire_id=questionnaire_id
     ).exists()
+
+
+def not_found() -> ChatError:
+    return ChatError("questionnaire_not_found", _("This questionnaire was not found."), status=404)
+
+
+def questionnaire_find(
+    *, conversation_id: int, message: Message | None, questionnaire_id: str, lang: str
+) -> Questionnaire:
+    """The questionnaire ``questionnaire_id`` of an assistant message, or 404."""
+    if message is None or message.role != Role.ASSISTANT or message.hidden:
+        raise not_found()
+    call_ids = [c.get("id", "") for c in message.tool_calls or () if isinstance(c, Mapping)]
+    message_input = MessageInput(
+        id=message.pk,
+        role=message.role,
+        content=message.content,
+        display_content=message.display_content,
+        tool_calls=message.tool_calls or (),
+        tool_results=core_selectors.tool_results(
+            conversation_id=conversation_id, call_ids=call_ids
+        ),
+        readonly=message.readonly,
+    )
+    questionnaire = message_questionnaires(message_input, lang=lang).get(questionnaire_id)
+    if questionnaire is None:
+        raise not_found()
+    return questionnaire
+
+
+def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> bool:
+    """Whether the card can be answered now: on the latest answerable message, which is not
+    read-only, and not answered yet (the registry's draft check)."""
+    seq = core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
+    message = conversation.messages.filter(seq=seq).first() if seq is not None else None
+    if message is None or message.readonly:
+        return False
+    try:
+        questionnaire_find(
+            conversation_id=conversation.pk,
+            message=message,
+            questionnaire_id=questionnaire_id,
+            lang=conversation.language,
+        )
+    except ChatError:
+        return False
+    return not submission_exists(conversation_id=conversation.pk, questionnaire_id=questionnaire_id)

@@ -7,10 +7,10 @@ adapts HTTP (htmx, plain form POST, JSON) to it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
@@ -18,19 +18,23 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from chat.core import selectors
-from chat.core.errors import ChatError, NotFound, SubmitRefused
-from chat.core.forms import MessageForm
-from chat.core.http import error_response, json_body
+from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Message
-from questionnaires.conversation import conversation_context, message_items_for
+from chat.edge.forms import MessageForm
+from chat.edge.http import HtmxRequest, error_response, json_body, signed_in
+from chat.edge.page import conversation_page, message_items_for
+from questionnaires.inline.kind import KIND
 from questionnaires.inline.presenter import Draft, answers_from_form
-from questionnaires.inline.services import questionnaire_answer, questionnaire_find
+from questionnaires.inline.selectors import questionnaire_find
+from questionnaires.inline.services import questionnaire_answer
+from questionnaires.protocol import ProtocolError
+from questionnaires.registry import Refused
 
 
 @login_required
 @require_POST
 def questionnaire_submit_view(
-    request: HttpRequest, conversation_id: int, message_id: int
+    request: HtmxRequest, conversation_id: int, message_id: int
 ) -> HttpResponse:
     """POST a card's answers (htmx, plain form, or JSON ``{questionnaire_id, answers,
     other_text}``).  Another user's conversation or an unknown card is a 404."""
@@ -48,7 +52,7 @@ def questionnaire_submit_view(
             questionnaire_id=questionnaire_id,
             answers=answers,
             other_text=other_text,
-            user=request.user,
+            user=signed_in(request),
             lang=lang,
         )
     except ChatError as refused:
@@ -66,16 +70,16 @@ def questionnaire_submit_view(
     return render(request, "questionnaires/submit_done.html", context)
 
 
-def _wants_json(request: HttpRequest) -> bool:
+def _wants_json(request: HtmxRequest) -> bool:
     return request.content_type == "application/json"
 
 
 def _card_message(
-    request: HttpRequest, conversation_id: int, message_id: int
+    request: HtmxRequest, conversation_id: int, message_id: int
 ) -> tuple[Conversation, Message]:
     try:
         conversation = selectors.conversation_get_for_user(
-            user=request.user, conversation_id=conversation_id
+            user=signed_in(request), conversation_id=conversation_id
         )
         message = selectors.message_get(conversation=conversation, message_id=message_id)
     except NotFound:
@@ -84,17 +88,26 @@ def _card_message(
 
 
 def _submitted(
-    request: HttpRequest, conversation: Conversation, message: Message, lang: str
-) -> tuple[str, dict[str, Any], dict[str, str]]:
+    request: HtmxRequest, conversation: Conversation, message: Message, lang: str
+) -> tuple[str, dict[str, str | list[str]], dict[str, str]]:
     """(questionnaire id, answers by question id, other text by question id)."""
     if _wants_json(request):
         body = json_body(request)
         answers, other = body.get("answers", {}), body.get("other_text") or {}
         if not isinstance(answers, dict) or not isinstance(other, dict):
-            raise SubmitRefused(
+            raise ChatError(
                 "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
             )
-        return str(body.get("questionnaire_id", "")), answers, other
+        if not all(_is_answer(v) for v in answers.values()) or not all(
+            isinstance(v, str) for v in other.values()
+        ):
+            raise ChatError(
+                "answer_invalid",
+                _("Each answer must be a string or a list of strings, each other text a string."),
+                status=400,
+            )
+        typed = cast(dict[str, str | list[str]], answers)  # checked just above
+        return str(body.get("questionnaire_id", "")), typed, cast(dict[str, str], other)
     questionnaire_id = request.POST.get("questionnaire_id", "")
     questionnaire = questionnaire_find(
         conversation_id=conversation.pk,
@@ -102,12 +115,18 @@ def _submitted(
         questionnaire_id=questionnaire_id,
         lang=lang,
     )
-    answers, other = answers_from_form(questionnaire, dict(request.POST.lists()))
-    return questionnaire_id, answers, other
+    posted, posted_other = answers_from_form(questionnaire, dict(request.POST.lists()))
+    return questionnaire_id, posted, posted_other
+
+
+def _is_answer(value: object) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
 
 
 def _refused(
-    request: HttpRequest,
+    request: HtmxRequest,
     conversation: Conversation,
     message: Message,
     draft: Draft,
@@ -122,7 +141,7 @@ def _refused(
     if refused.status == 404:
         raise Http404(refused.message)
     status = refused.status
-    shown: tuple[int, Draft] | None = None
+    shown: Refused | None = None
     notice = None
     if refused.code == "questionnaire_already_submitted":
         notice = {
@@ -134,20 +153,21 @@ def _refused(
             ),
         }
     else:
-        shown = (
-            message.pk,
-            replace(
+        shown = Refused(
+            kind=KIND.name,
+            message_id=message.pk,
+            value=replace(
                 draft,
                 code=refused.code,
                 message=refused.message,
-                errors=refused.errors,
+                errors=tuple(e for e in refused.errors if isinstance(e, ProtocolError)),
                 still_interactive=refused.code == "answer_invalid",
             ),
         )
     if request.htmx:
-        (item,) = message_items_for(conversation=conversation, messages=[message], draft=shown)
-        context = {"item": item, "notice": notice}
-        return render(request, "chat/conversation.html#message", context, status=status)
-    context = conversation_context(conversation=conversation, form=MessageForm(), draft=shown)
+        (item,) = message_items_for(conversation=conversation, messages=[message], refused=shown)
+        fragment = {"item": item, "notice": notice}
+        return render(request, "chat/conversation.html#message", fragment, status=status)
+    context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)

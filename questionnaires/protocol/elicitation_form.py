@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from .elicitation_schema import (
     MAX_OPTIONS,
@@ -20,6 +19,9 @@ from .elicitation_schema import (
     validate_value,
 )
 
+# A value of MCP elicitation content: the schema subset's primitives.
+Primitive = str | int | float | bool | list[str] | None
+
 
 @dataclass(frozen=True)
 class Validated:
@@ -27,7 +29,7 @@ class Validated:
     `ok`; otherwise `errors` by field name. `values` is what the person typed, to show
     again."""
 
-    content: dict[str, Any]
+    content: dict[str, Primitive]
     errors: dict[str, FieldError]
     values: dict[str, list[str]]
 
@@ -44,7 +46,7 @@ def form_read(
     Empty optional fields are left out; an unchecked checkbox is `false`. A `date-time`
     typed without an offset (`datetime-local`) gets `utc_offset`.
     """
-    content: dict[str, Any] = {}
+    content: dict[str, Primitive] = {}
     errors: dict[str, FieldError] = {}
     values: dict[str, list[str]] = {}
     for spec in fields:
@@ -62,7 +64,9 @@ def form_read(
     return Validated(content=content, errors=errors, values=values)
 
 
-def _typed(spec: FieldSpec, raw: list[str], offset: str) -> tuple[bool, Any, FieldError | None]:
+def _typed(
+    spec: FieldSpec, raw: list[str], offset: str
+) -> tuple[bool, Primitive, FieldError | None]:
     """(present, typed value, parse error) of one field's posted values."""
     if spec.kind == "boolean":
         return True, bool(raw) and raw[-1] in ("true", "on", "1"), None
@@ -91,7 +95,7 @@ def _typed(spec: FieldSpec, raw: list[str], offset: str) -> tuple[bool, Any, Fie
     return True, text, None
 
 
-def validate_content(fields: Sequence[FieldSpec], content: Any) -> dict[str, FieldError]:
+def validate_content(fields: Sequence[FieldSpec], content: object) -> dict[str, FieldError]:
     """Check typed content (e.g. stored or sent by an API client) against the fields."""
     if not isinstance(content, dict):
         return {"": FieldError("not_an_object")}
@@ -219,7 +223,7 @@ def _view(spec: FieldSpec, dom_id: str, shown: list[str], error: str) -> FieldVi
 
 
 def answer_rows(
-    fields: Sequence[FieldSpec], content: Mapping[str, Any], *, yes: str, no: str
+    fields: Sequence[FieldSpec], content: Mapping[str, object], *, yes: str, no: str
 ) -> tuple[tuple[str, str], ...]:
     """(label, readable value) of every answered field, in schema order: option labels
     for selects, `yes` / `no` for booleans."""

@@ -10,9 +10,8 @@ linear in its size.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .error_messages import make_error, type_name
+from .jsontypes import JsonValue
 from .limits import MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUESTIONS, MAX_TEXT_CHARS
 from .segments import Option, ProtocolError, Question, Questionnaire
 from .yaml_strict import YamlProblem, load_strict
@@ -28,7 +27,7 @@ class _Errors:
         self.lang = lang
         self.items: list[ProtocolError] = []
 
-    def add(self, code: str, path: str, **details: Any) -> None:
+    def add(self, code: str, path: str, **details: JsonValue) -> None:
         self.items.append(make_error(code, path, self.lang, **details))
 
     def fits(self, value: str, limit: int, path: str) -> bool:
@@ -39,7 +38,7 @@ class _Errors:
         return False
 
 
-def _blank(value: Any) -> bool:
+def _blank(value: object) -> bool:
     return not isinstance(value, str) or not value.strip()
 
 
@@ -79,7 +78,7 @@ def validate_fenced(
     )
 
 
-def _questions(data: dict[str, Any], errors: _Errors) -> list[Question]:
+def _questions(data: dict[str, object], errors: _Errors) -> list[Question]:
     if "questions" not in data:
         errors.add("questionnaire.questions.required", "questions")
         return []
@@ -105,7 +104,7 @@ def _questions(data: dict[str, Any], errors: _Errors) -> list[Question]:
     return result
 
 
-def _question(item: Any, index: int, errors: _Errors) -> Question | None:
+def _question(item: object, index: int, errors: _Errors) -> Question | None:
     path = f"questions[{index}]"
     if not isinstance(item, dict):
         errors.add("questionnaire.question.not_mapping", path, received_type=type_name(item))
@@ -152,7 +151,7 @@ def _question(item: Any, index: int, errors: _Errors) -> Question | None:
     )
 
 
-def _options(item: dict[str, Any], path: str, qtype: str, errors: _Errors) -> list[str] | None:
+def _options(item: dict[str, object], path: str, qtype: str, errors: _Errors) -> list[str] | None:
     """The option strings, or None when they are unusable."""
     if "options" not in item:
         errors.add("questionnaire.options.required", f"{path}.options", type=qtype)
@@ -189,7 +188,7 @@ def _options(item: dict[str, Any], path: str, qtype: str, errors: _Errors) -> li
 
 
 def _choice_default(
-    item: dict[str, Any], path: str, qtype: str, options: list[str] | None, errors: _Errors
+    item: dict[str, object], path: str, qtype: str, options: list[str] | None, errors: _Errors
 ) -> str | tuple[str, ...]:
     if "default" not in item:
         return "" if qtype == "single_choice" else ()
@@ -234,7 +233,7 @@ def _choice_default(
     return tuple(str(v) for v in default)
 
 
-def _text_default(item: dict[str, Any], path: str, errors: _Errors) -> str:
+def _text_default(item: dict[str, object], path: str, errors: _Errors) -> str:
     if "options" in item:
         errors.add("questionnaire.options.forbidden", f"{path}.options")
     if "allow_other" in item:
@@ -252,7 +251,7 @@ def _text_default(item: dict[str, Any], path: str, errors: _Errors) -> str:
     return default
 
 
-def _allow_other(item: dict[str, Any], path: str, errors: _Errors) -> bool:
+def _allow_other(item: dict[str, object], path: str, errors: _Errors) -> bool:
     value = item.get("allow_other", False)
     if not isinstance(value, bool):
         errors.add(

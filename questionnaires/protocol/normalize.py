@@ -26,10 +26,11 @@ membership test (duplicate option values, defaults) is a dict or set look-up.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .error_messages import make_error, type_name
+from .jsontypes import JsonValue
 from .limits import MAX_ID_CHARS, MAX_OPTION_CHARS, MAX_OPTIONS, MAX_QUESTIONS, MAX_TEXT_CHARS
 from .segments import Option, ProtocolError, Question
 
@@ -52,7 +53,7 @@ class Normalized:
     """What :func:`normalize` returns: questions or errors, and notes either way."""
 
     title: str = ""
-    questions: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[dict[str, JsonValue]] = field(default_factory=list)
     errors: list[ProtocolError] = field(default_factory=list)
     notes: list[ProtocolError] = field(default_factory=list)
 
@@ -63,10 +64,10 @@ class _Ctx:
         self.lang = lang
         self.out = Normalized()
 
-    def add(self, suffix: str, path: str, **details: Any) -> None:
+    def add(self, suffix: str, path: str, **details: JsonValue) -> None:
         self.out.errors.append(make_error(f"{self.prefix}.{suffix}", path, self.lang, **details))
 
-    def note(self, suffix: str, path: str, **details: Any) -> None:
+    def note(self, suffix: str, path: str, **details: JsonValue) -> None:
         self.out.notes.append(
             make_error(f"{self.prefix}.note.{suffix}", path, self.lang, **details)
         )
@@ -78,14 +79,14 @@ class _Ctx:
         self.add("text_too_long", path, length=len(value), limit=limit)
         return False
 
-    def unknown_fields(self, data: dict[Any, Any], known: tuple[str, ...], path: str) -> None:
+    def unknown_fields(self, data: dict[str, object], known: tuple[str, ...], path: str) -> None:
         for key in data:
             if key not in known:
                 where = f"{path}.{key}" if path else str(key)
                 self.note("field_ignored", where, field=str(key), allowed=list(known))
 
 
-def normalize(arguments: Any, *, prefix: str, lang: str) -> Normalized:
+def normalize(arguments: object, *, prefix: str, lang: str) -> Normalized:
     """Validate and normalize ``{"title"?, "questions": [...]}`` (never raises)."""
     ctx = _Ctx(prefix, lang)
     if not isinstance(arguments, dict):
@@ -112,14 +113,14 @@ def normalize(arguments: Any, *, prefix: str, lang: str) -> Normalized:
 
 
 def normalize_arguments(
-    arguments: Any, *, prefix: str, lang: str
-) -> tuple[str, list[dict[str, Any]], list[ProtocolError]]:
+    arguments: object, *, prefix: str, lang: str
+) -> tuple[str, list[dict[str, JsonValue]], list[ProtocolError]]:
     """:func:`normalize` as ``(title, questions, errors)``."""
     out = normalize(arguments, prefix=prefix, lang=lang)
     return out.title, out.questions, out.errors
 
 
-def _title(arguments: dict[str, Any], ctx: _Ctx) -> str:
+def _title(arguments: dict[str, object], ctx: _Ctx) -> str:
     if "title" not in arguments:
         return ""
     title = arguments["title"]
@@ -131,7 +132,9 @@ def _title(arguments: dict[str, Any], ctx: _Ctx) -> str:
     return title
 
 
-def _question(item: Any, index: int, seen: dict[str, int], ctx: _Ctx) -> dict[str, Any] | None:
+def _question(
+    item: object, index: int, seen: dict[str, int], ctx: _Ctx
+) -> dict[str, JsonValue] | None:
     path = f"questions[{index}]"
     if not isinstance(item, dict):
         ctx.add("question_not_object", path, received_type=type_name(item))
@@ -144,7 +147,7 @@ def _question(item: Any, index: int, seen: dict[str, int], ctx: _Ctx) -> dict[st
     text = _text(item, path, ctx)
     qid = _question_id(item, index, path, seen, ctx)
     options: list[dict[str, str]] | None = None
-    default: Any = None
+    default: JsonValue = None
     if qtype in ("single_choice", "multi_choice"):
         options = _options(item, path, qtype, ctx)
         default = _default(item, path, qtype, options, ctx)
@@ -163,7 +166,7 @@ def _question(item: Any, index: int, seen: dict[str, int], ctx: _Ctx) -> dict[st
     }
 
 
-def _text(item: dict[str, Any], path: str, ctx: _Ctx) -> str:
+def _text(item: dict[str, object], path: str, ctx: _Ctx) -> str:
     """``text``, else ``title``: the first non-blank string; the other one is noted."""
     present = [key for key in ("text", "title") if key in item]
     chosen = next((k for k in present if not _blank(item[k])), None)
@@ -179,7 +182,7 @@ def _text(item: dict[str, Any], path: str, ctx: _Ctx) -> str:
 
 
 def _question_id(
-    item: dict[str, Any], index: int, path: str, seen: dict[str, int], ctx: _Ctx
+    item: dict[str, object], index: int, path: str, seen: dict[str, int], ctx: _Ctx
 ) -> str:
     ipath = f"{path}.id"
     raw = item.get("id", f"q{index}")
@@ -200,7 +203,7 @@ def _question_id(
     return qid
 
 
-def _allow_other(item: dict[str, Any], path: str, qtype: str | None, ctx: _Ctx) -> bool:
+def _allow_other(item: dict[str, object], path: str, qtype: str | None, ctx: _Ctx) -> bool:
     if "allow_other" not in item:
         return False
     value = item["allow_other"]
@@ -214,11 +217,11 @@ def _allow_other(item: dict[str, Any], path: str, qtype: str | None, ctx: _Ctx) 
     return value
 
 
-def _blank(value: Any) -> bool:
+def _blank(value: object) -> bool:
     return not isinstance(value, str) or not value.strip()
 
 
-def _option(raw: Any, opath: str, ctx: _Ctx) -> tuple[dict[str, str] | None, str]:
+def _option(raw: object, opath: str, ctx: _Ctx) -> tuple[dict[str, str] | None, str]:
     """One normalized option, or None and the reason it is unusable."""
     if isinstance(raw, str):
         text = raw.strip()
@@ -236,7 +239,9 @@ def _option(raw: Any, opath: str, ctx: _Ctx) -> tuple[dict[str, str] | None, str
     return {"value": str(value).strip(), "label": str(label).strip()}, ""
 
 
-def _options(item: dict[str, Any], path: str, qtype: str, ctx: _Ctx) -> list[dict[str, str]] | None:
+def _options(
+    item: dict[str, object], path: str, qtype: str, ctx: _Ctx
+) -> list[dict[str, str]] | None:
     """The normalized options, or None when any of them is unusable."""
     raw = item.get("options")
     if not isinstance(raw, list) or not raw:
@@ -267,8 +272,8 @@ def _options(item: dict[str, Any], path: str, qtype: str, ctx: _Ctx) -> list[dic
 
 
 def _default(
-    item: dict[str, Any], path: str, qtype: str, options: list[dict[str, str]] | None, ctx: _Ctx
-) -> Any:
+    item: dict[str, object], path: str, qtype: str, options: list[dict[str, str]] | None, ctx: _Ctx
+) -> JsonValue:
     """The default in its type's shape; option values are checked when the options are
     usable (otherwise their errors are already reported)."""
     dpath = f"{path}.default"
@@ -296,7 +301,7 @@ def _default(
 
 
 def _multi_default(
-    item: dict[str, Any], dpath: str, options: list[dict[str, str]] | None, ctx: _Ctx
+    item: dict[str, object], dpath: str, options: list[dict[str, str]] | None, ctx: _Ctx
 ) -> list[str]:
     if "default" not in item:
         return []
@@ -336,14 +341,20 @@ def _multi_default(
     return values
 
 
-def question_from_dict(data: dict[str, Any]) -> Question:
+def _dicts(value: object) -> list[Mapping[str, object]]:
+    return [o for o in value if isinstance(o, Mapping)] if isinstance(value, list) else []
+
+
+def question_from_dict(data: Mapping[str, object]) -> Question:
     """A :class:`Question` from a normalized question dict."""
     default = data.get("default", "")
     return Question(
         id=str(data["id"]),
         type=str(data["type"]),
         text=str(data["text"]),
-        options=tuple(Option(str(o["value"]), str(o["label"])) for o in data.get("options", [])),
+        options=tuple(
+            Option(str(o["value"]), str(o["label"])) for o in _dicts(data.get("options"))
+        ),
         default=tuple(default) if isinstance(default, list) else str(default),
         allow_other=bool(data.get("allow_other", False)),
     )

@@ -9,7 +9,9 @@ markdown-it-py tokens.  ``to_dict()`` gives the JSON shape of the lint contract
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from .jsontypes import Json, JsonValue
 
 SegmentKind = Literal["markdown", "questionnaire", "response", "invalid"]
 Encoding = Literal["yaml", "json"]
@@ -23,9 +25,9 @@ class ProtocolError:
     code: str
     path: str
     message: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, JsonValue] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "code": self.code,
             "path": self.path,
@@ -76,8 +78,8 @@ class Question:
     def option_values(self) -> tuple[str, ...]:
         return tuple(o.value for o in self.options)
 
-    def to_dict(self) -> dict[str, Any]:
-        default: Any = list(self.default) if isinstance(self.default, tuple) else self.default
+    def to_dict(self) -> dict[str, JsonValue]:
+        default: JsonValue = list(self.default) if isinstance(self.default, tuple) else self.default
         return {
             "id": self.id,
             "type": self.type,
@@ -97,7 +99,7 @@ class Questionnaire:
     title: str
     questions: tuple[Question, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "name": self.name,
             "questionnaire_id": self.questionnaire_id,
@@ -115,7 +117,7 @@ class MarkdownSegment:
     end: int
     kind: SegmentKind = field(default="markdown", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"kind": self.kind, "raw": self.raw}
 
 
@@ -147,7 +149,7 @@ class QuestionnaireSegment:
     def questions(self) -> tuple[Question, ...]:
         return self.questionnaire.questions
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         data = self.questionnaire.to_dict()
         return {
             "kind": self.kind,
@@ -169,11 +171,11 @@ class ResponseSegment:
     start: int
     end: int
     name: str
-    payload: dict[str, Any]
+    payload: dict[str, Json]
     ordinal: int = 0
     kind: SegmentKind = field(default="response", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"kind": self.kind, "raw": self.raw, "name": self.name, "payload": self.payload}
 
 
@@ -191,7 +193,7 @@ class InvalidSegment:
     ordinal: int
     kind: SegmentKind = field(default="invalid", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "kind": self.kind,
             "raw": self.raw,
@@ -211,7 +213,7 @@ class BuiltResponse:
 
     envelope: str
     display: str
-    payload: dict[str, Any]
+    payload: dict[str, Json]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +226,7 @@ class SelfCheckIssue:
     path: str
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {
             "name": self.name,
             "encoding": self.encoding,
@@ -245,5 +247,5 @@ class SelfCheckResult:
     diagnostic: str | None = None
     failed_names: frozenset[str] = frozenset()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         return {"passed": self.passed, "issues": [i.to_dict() for i in self.issues]}

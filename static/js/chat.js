@@ -40,15 +40,15 @@
     placeAnswers(box);
   });
   // A turn may ask two questions before either is answered; each answer is shown right
-  // after its question (the server orders full pages the same way, questionnaires.conversation).
+  // after its question (the server orders full pages the same way, chat.edge.page).
   function placeAnswers(box) {
     box.querySelectorAll(":scope > article[data-answers]").forEach(function (answer) {
       var key = answer.dataset.answers;
-      var ask = null;
-      box.querySelectorAll(":scope > article[data-ask-key]").forEach(function (a) {
-        if (a.dataset.askKey === key) ask = a;
+      var card = null;
+      box.querySelectorAll(":scope > article[data-answer-key]").forEach(function (a) {
+        if (a.dataset.answerKey === key) card = a;
       });
-      if (ask && ask.nextElementSibling !== answer) ask.after(answer);
+      if (card && card.nextElementSibling !== answer) card.after(answer);
     });
   }
   // A refusal because this tab is behind (409: answered elsewhere, superseded): fetch

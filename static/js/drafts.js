@@ -1,26 +1,21 @@
 // Card drafts: what a person types into an open card is saved on the server (debounced),
 // so a reload, another tab or another device shows it again; answering the card deletes
-// it (questionnaires/drafts.py). The key is read from the card's own form, so every kind
-// of card takes part without any markup of its own.
+// it (questionnaires/drafts.py). The key is the card form's data-draft-key, so every kind
+// of card takes part by rendering that one attribute.
 (function () {
   "use strict";
   var DELAY_MS = 600;
   var timers = new WeakMap();
 
+  // Each kind's card form names itself (data-draft-key, from the kind's view model); the
+  // conversation says where drafts go (#messages[data-draft-url]).
   function cardKey(form) {
-    var questionnaire = form.querySelector('input[name="questionnaire_id"]');
-    if (questionnaire && questionnaire.value) return "q:" + questionnaire.value;
-    var elicitation = form.querySelector('input[name="elicitation_id"]');
-    if (elicitation && elicitation.value) return "elic:" + elicitation.value;
-    var ask = form.querySelector('input[name="ask_id"]');
-    if (ask && ask.value) return "form:" + ask.value;
-    var match = (form.getAttribute("action") || "").match(/\/asks\/(\d+)\/answer$/);
-    return match ? "ask:" + match[1] : null;
+    return form.dataset.draftKey || null;
   }
 
   function draftUrl(form) {
-    var match = (form.getAttribute("action") || "").match(/^(.*\/conversations\/\d+)\//);
-    return match ? match[1] + "/drafts" : null;
+    var box = form.closest("[data-draft-url]");
+    return box ? box.dataset.draftUrl : null;
   }
 
   function csrfToken() {

@@ -17,10 +17,9 @@ from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
 from questionnaires.asks import selectors as ask_selectors
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.services import structured_answer_submit
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
-
-from .test_loop import call, drive, of
+from questionnaires.asks.services import ask_answer
+from tests.support.asking import SPEC_PAYLOAD
+from tests.support.loop import call, drive, of
 
 TOOL = TOOLS_BY_NAME["ask_user_options"]
 REFERENCE = {"title": "Knee guide", "snippet": "Pain level changes the advice.", "source": "KB"}
@@ -210,7 +209,7 @@ def test_the_answer_reaches_the_model_readable_and_machine_readable(scripted, sc
         "source": "user_option_click",
         "turn_id": ask.metadata["turn_id"],
     }
-    row, created = structured_answer_submit(conversation=scripted, answer=answer)
+    row, created = ask_answer(conversation=scripted, answer=answer)
     assert created and row.source == StructuredAnswer.Source.OPTION_CLICK
     runs = list(scripted.runs.order_by("id"))
     assert [r.stop_reason for r in runs] == ["awaiting_user_input", "completed"]
@@ -236,7 +235,7 @@ def test_a_skip_reaches_the_model_as_skipped(scripted, script):
     message_post_user(conversation=scripted, content="hi")
     (ask,) = asks(scripted)
     answer = {"field": "pain_level", "source": "user_skipped", "turn_id": ask.metadata["turn_id"]}
-    structured_answer_submit(conversation=scripted, answer=answer)
+    ask_answer(conversation=scripted, answer=answer)
     last_user = [m for m in context_messages(conversation=scripted) if m["role"] == "user"][-1]
     assert last_user["content"].startswith("Skipped: ")
     assert (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from chat.agent.events import (
     AssistantMessage,
@@ -12,52 +11,15 @@ from chat.agent.events import (
     SelfCheckFailed,
     Stop,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolResultEvent,
 )
-from chat.agent.llm.scripted import ScriptedClient, Turn
-from chat.agent.loop import LoopConfig, run_loop
+from chat.agent.llm.scripted import Turn
+from chat.agent.loop import LoopConfig
 from chat.agent.notices import LOOP_QUESTION_ID
-from chat.agent.tools import TOOLS
 from chat.agent.tools.base import DEFERRED_FLAG, Tool, ToolContext
 from questionnaires.protocol import parse_message, self_check
-
-USER = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
-
-VALID = """Pick one.
-
-```questionnaire
-title: Choice
-questions:
-  - type: single_choice
-    text: Which?
-    options:
-      - A
-      - B
-    default: A
-```
-"""
-INVALID = VALID.replace("single_choice", "multiple_choice")
-GOOD_ARGS = {"title": "T", "questions": [{"type": "single_choice", "text": "Q?", "options": ["x"]}]}
-BAD_ARGS = {"questions": []}
-
-
-def call(name: str, arguments: Any, id: str = "") -> ToolCall:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return ToolCall(id=id, name=name, arguments=raw)
-
-
-def drive(turns: list[Turn], tools=TOOLS, config: LoopConfig | None = None, **kw):
-    client = ScriptedClient(turns, chunk_chars=4)
-    events = list(run_loop(client=client, tools=tools, messages=USER, config=config, **kw))
-    assert isinstance(events[-1], RunStopped)
-    assert sum(isinstance(e, RunStopped) for e in events) == 1
-    return events, client
-
-
-def of(events, kind):
-    return [e for e in events if isinstance(e, kind)]
+from tests.support.loop import BAD_ARGS, GOOD_ARGS, INVALID, USER, VALID, call, drive, of  # noqa: F401
 
 
 def test_plain_reply_completes_and_streams():

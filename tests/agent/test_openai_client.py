@@ -11,8 +11,7 @@ from chat.agent.llm.base import Completion, LLMError
 from chat.agent.llm.openai_client import OpenAIClient
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.tools import TOOLS
-
-from .fake_openai import FakeOpenAI, Reply
+from tests.support.fake_openai import FakeOpenAI, Reply
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 ARGS = json.dumps(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.liveserver import LiveServer
+from bench.liveserver import LiveServer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

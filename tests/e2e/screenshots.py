@@ -1,6 +1,6 @@
 """`make screenshots`: PNGs of the main screens, for reviewing the look and for the README.
 
-Starts the app on its own SQLite file (tests.support.liveserver), makes conversations the way a
+Starts the app on its own SQLite file (bench.liveserver), makes conversations the way a
 person would (the intake and the tour are driven in the browser) plus a few built
 directly (a gallery of every card and widget kind, open and answered), then photographs
 each screen at 1280 and 360 px, light and dark, in English and Simplified Chinese:
@@ -20,8 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.liveserver import ROOT, LiveServer
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.support.liveserver import ROOT, LiveServer
 
 PASSWORD = "screens-password-1"
 SIZES = {"1280": {"width": 1280, "height": 800}, "360": {"width": 360, "height": 740}}
@@ -165,7 +165,7 @@ import json
 from django.contrib.auth.models import User
 from chat.models import Conversation
 from chat.core.services import conversation_create, message_create
-from questionnaires.asks.services import ask_create, structured_answer_submit
+from questionnaires.asks.services import ask_create, ask_answer
 from questionnaires.inline.services import questionnaire_answer
 spec = json.loads({spec!r})
 user = User.objects.get(username="ann")
@@ -195,7 +195,7 @@ c = conv(spec["titles"]["answered"], "external")
 message_create(conversation=c, role="user", content=spec["hello"])
 asks = {{p["field"]: ask_create(conversation=c, payload=p, turn_id="turn_done") for p in spec["asks"]}}
 for field, source, value, text in spec["answers"]:
-    structured_answer_submit(conversation=c, ask_message=asks[field], answer={{
+    ask_answer(conversation=c, ask_message=asks[field], answer={{
         "field": field, "turn_id": "turn_done", "source": source, "value": value, "raw_text": text}})
 message_create(conversation=c, role="assistant", content=spec["thanks"])
 out["answered"] = c.pk

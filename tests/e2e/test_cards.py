@@ -8,7 +8,7 @@ import json
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import login, new_conversation
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import TRIP
 
 
 def post_assistant(server, cid: int, content: str) -> int:

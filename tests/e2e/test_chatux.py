@@ -8,7 +8,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import login, new_conversation
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import TRIP
 
 TIMEOUT = 15_000
 

@@ -9,8 +9,7 @@ import pytest
 
 from chat.core.models import Conversation, Event, Message, Run
 from questionnaires.models import InteractiveForm, StructuredAnswer, Submission
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import SPEC_PAYLOAD, TRIP
 
 pytestmark = pytest.mark.django_db
 

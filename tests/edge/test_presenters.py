@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from chat.core.services import message_create
+from chat.edge.page import _relative, message_items
 from chat.models import Message
-from questionnaires.conversation import _relative, message_items
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ import os
 import httpx
 import pytest
 
-from tests.support.liveserver import LiveServer
+from bench.liveserver import LiveServer
 
 
 def _redis_url() -> str:

@@ -23,7 +23,7 @@ from chat.runs import runner as runner_module
 from chat.runs import turn as turn_module
 from chat.runs.resume import DeltaMerger
 from chat.runs.runner import run_execute
-from tests.agent.test_loop import BAD_ARGS, VALID
+from tests.support.loop import BAD_ARGS, VALID
 
 pytestmark = pytest.mark.django_db
 TASK = "task-1"

@@ -13,7 +13,7 @@ from chat.core.models import Event, Message, Role, Run, RunStatus, StopReason
 from chat.core.services import conversation_create, message_create
 from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
-from tests.agent.test_loop import GOOD_ARGS, INVALID, VALID
+from tests.support.loop import GOOD_ARGS, INVALID, VALID
 
 pytestmark = pytest.mark.django_db
 
@@ -225,7 +225,7 @@ def test_openai_without_configuration_fails_visibly(user, settings):
 
 
 def test_openai_turn_against_the_fake_server(user, settings):
-    from tests.agent.fake_openai import FakeOpenAI, Reply
+    from tests.support.fake_openai import FakeOpenAI, Reply
 
     conversation = conversation_create(owner=user, agent="openai", language="zh-hans")
     with FakeOpenAI() as fake:

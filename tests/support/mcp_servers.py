@@ -34,6 +34,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from pydantic import BaseModel, Field
 
+from bench.liveserver import free_port
+
 
 class Booking(BaseModel):
     size: int = Field(description="How many people?")
@@ -212,12 +214,6 @@ def make_modern_server() -> MCPServer:
         return "finally"
 
     return server
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from chat.agent.events import ToolCall
+from questionnaires.protocol.jsontypes import JsonValue
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class LLMError(Exception):
 
 class LLMClient(Protocol):
     def stream(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+        self, messages: Sequence[dict[str, JsonValue]], tools: Sequence[dict[str, JsonValue]]
     ) -> Iterator[str | Completion]:
         """Yield text fragments, then exactly one `Completion`."""
         ...

@@ -16,6 +16,7 @@ import httpx
 import openai
 
 from chat.agent.events import ToolCall
+from questionnaires.protocol.jsontypes import JsonValue
 
 from .base import Completion, LLMError
 
@@ -58,9 +59,14 @@ class OpenAIClient:
         )
 
     def stream(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+        self, messages: Sequence[dict[str, JsonValue]], tools: Sequence[dict[str, JsonValue]]
     ) -> Iterator[str | Completion]:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": True}
+        # The SDK types every message shape; ours are JSON objects of those shapes.
+        kwargs: dict[str, object] = {
+            "model": self.model,
+            "messages": list(messages),
+            "stream": True,
+        }
         if tools:
             kwargs["tools"] = list(tools)
         text: list[str] = []
@@ -68,7 +74,7 @@ class OpenAIClient:
         finish = ""
         streaming = False
         try:
-            response = self.client.chat.completions.create(**kwargs)
+            response = self.client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
             streaming = True
             for chunk in response:
                 for choice in chunk.choices or []:

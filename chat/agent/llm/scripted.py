@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from chat.agent.events import ToolCall
+from questionnaires.protocol.jsontypes import JsonValue
 
 from .base import Completion, LLMError
 
@@ -132,10 +133,10 @@ class ScriptedClient:
         # plays turn `start`, with the same tool call ids as the first attempt would have.
         self.start = start
         self.calls = 0
-        self.seen: list[list[dict[str, Any]]] = []  # the context of every call (tests)
+        self.seen: list[list[dict[str, JsonValue]]] = []  # the context of every call (tests)
 
     def stream(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+        self, messages: Sequence[dict[str, JsonValue]], tools: Sequence[dict[str, JsonValue]]
     ) -> Iterator[str | Completion]:
         self.seen.append([dict(m) for m in messages])
         index = self.start + self.calls

@@ -17,17 +17,19 @@ skip becomes the next user message and starts the next run.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from questionnaires.asks.ask_requests import ask_request_check
 from questionnaires.asks.payloads import AskInvalid
 from questionnaires.asks.services import ask_create
+from questionnaires.protocol.jsontypes import JsonValue
 
 from .base import StoredCall, Tool, ToolContext
 
 NAME = "ask_user_options"
 
-_REFERENCE: dict[str, Any] = {
+_REFERENCE: dict[str, JsonValue] = {
     "type": "object",
     "description": "Optional knowledge source behind the question, shown as “Why we ask”.",
     "properties": {
@@ -39,7 +41,7 @@ _REFERENCE: dict[str, Any] = {
     "required": ["title", "snippet"],
 }
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "type": {
@@ -141,7 +143,7 @@ def _split(arguments: Any) -> tuple[Any, Any]:
     return payload, arguments.get("reference")
 
 
-def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     from django.utils import translation  # Django: imported when used
     from django.utils.translation import gettext as _
 
@@ -168,7 +170,7 @@ def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
         "validation_passed": True,
         "should_end": True,
         "field": request.ask["field"],
-        "ask": request.ask,
+        "ask": cast(Mapping[str, JsonValue], request.ask),  # a validated JSON payload
         "reference": request.reference,
         "message": message,
     }

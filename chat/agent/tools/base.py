@@ -25,14 +25,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from questionnaires.protocol.jsontypes import JsonValue
+
 DEFERRED_FLAG = "__deferred_user_input__"
+
+# An option in a tool's JSON schema: a string, or {label, value} (both questionnaire tools).
+OPTION_SCHEMA: dict[str, JsonValue] = {
+    "anyOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["label", "value"],
+        },
+    ]
+}
 
 
 class ToolStop(Exception):
     """A tool that must not run (or go on): the run ends with this stable code and message;
     the model sees `result` (default: an error result with the code)."""
 
-    def __init__(self, code: str, message: str, result: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: str, message: str, result: dict[str, JsonValue] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -52,21 +66,22 @@ class ToolContext:
     (the Django adapter puts `run_id` and `conversation_id` there)."""
 
     lang: str = "en"
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
     # The id of the tool call being executed (the interactive form binds to it).
     call_id: str = ""
     # The results of the step's earlier calls (one form per run: a second call of the
     # same step sees the first one's deferral).
-    earlier_results: tuple[Mapping[str, Any], ...] = ()
+    earlier_results: tuple[Mapping[str, JsonValue], ...] = ()
 
 
 @dataclass(frozen=True)
 class StoredCall:
-    """What a `persisted` hook gets: one call, its result, and where they were stored."""
+    """What a `persisted` hook gets: one call, its result, and where they were stored
+    (`run`, `message`: the adapter's rows; this module knows no Django)."""
 
     call_id: str
-    arguments: Any
-    result: Mapping[str, Any]
+    arguments: object
+    result: Mapping[str, JsonValue]
     run: Any
     message: Any
     lang: str = "en"
@@ -76,8 +91,8 @@ class StoredCall:
 class Tool:
     name: str
     description: str
-    parameters: dict[str, Any]
-    execute: Callable[[Any, ToolContext], dict[str, Any]]
+    parameters: dict[str, JsonValue]
+    execute: Callable[[object, ToolContext], dict[str, JsonValue]]
     # Its effect on the stored message; see the module docstring.
     persisted: Callable[[StoredCall], None] | None = None
     # Safe to run again for the same call id after a crash lost its result (see above).
@@ -86,7 +101,7 @@ class Tool:
     # own record per call id and picks up from it (MCP tools; chat.mcphost.calling).
     resumable: bool = False
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> dict[str, JsonValue]:
         """The OpenAI `tools` entry."""
         return {
             "type": "function",
@@ -98,9 +113,9 @@ class Tool:
         }
 
 
-def ends_awaiting_user(result: Mapping[str, Any]) -> bool:
+def ends_awaiting_user(result: Mapping[str, JsonValue]) -> bool:
     return result.get("success") is True and result.get("should_end") is True
 
 
-def is_deferred(result: Mapping[str, Any]) -> bool:
+def is_deferred(result: Mapping[str, JsonValue]) -> bool:
     return result.get(DEFERRED_FLAG) is True

@@ -10,24 +10,12 @@ every problem so the model can retry; a second form in the same run is refused.
 
 from __future__ import annotations
 
-from typing import Any
-
 from questionnaires.forms.services import form_check, form_create
+from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import StoredCall, Tool, ToolContext, is_deferred
+from .base import OPTION_SCHEMA, StoredCall, Tool, ToolContext, is_deferred
 
-_OPTION = {
-    "anyOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
-            "required": ["label", "value"],
-        },
-    ]
-}
-
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "questions": {
@@ -39,7 +27,7 @@ PARAMETERS: dict[str, Any] = {
                     "id": {"type": "string", "description": "Unique; q1, q2… when missing."},
                     "question": {"type": "string", "description": "The question text."},
                     "input_type": {"type": "string", "enum": ["choice", "text"]},
-                    "options": {"type": "array", "items": _OPTION},
+                    "options": {"type": "array", "items": OPTION_SCHEMA},
                     "multi_select": {"type": "boolean"},
                     "required": {"type": "boolean"},
                     "default": {
@@ -62,10 +50,15 @@ DESCRIPTION = (
 )
 
 
-def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+def _id(value: object) -> int | None:
+    """An id the Django adapter put into the tool context (ints, or absent)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     return form_check(
-        conversation_id=int(context.extra["conversation_id"]),
-        run_id=context.extra.get("run_id"),
+        conversation_id=_id(context.extra.get("conversation_id")) or 0,
+        run_id=_id(context.extra.get("run_id")),
         arguments=arguments,
         lang=context.lang,
         shown_in_step=any(is_deferred(r) for r in context.earlier_results),

@@ -6,24 +6,12 @@ failure goes back to the model so it can fix its arguments and call again.
 
 from __future__ import annotations
 
-from typing import Any
-
 from questionnaires.protocol import questionnaire_async
+from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Tool, ToolContext
+from .base import OPTION_SCHEMA, Tool, ToolContext
 
-_OPTION = {
-    "anyOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"value": {"type": "string"}, "label": {"type": "string"}},
-            "required": ["value", "label"],
-        },
-    ]
-}
-
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "title": {"type": "string", "description": "Optional questionnaire title."},
@@ -45,7 +33,7 @@ PARAMETERS: dict[str, Any] = {
                         ],
                     },
                     "text": {"type": "string", "description": "The question."},
-                    "options": {"type": "array", "items": _OPTION},
+                    "options": {"type": "array", "items": OPTION_SCHEMA},
                     "default": {
                         "description": "Single choice / free text: a string; multi choice: "
                         "a list of option values."
@@ -67,7 +55,7 @@ DESCRIPTION = (
 )
 
 
-def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     return questionnaire_async(arguments, lang=context.lang)
 
 

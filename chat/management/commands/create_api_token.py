@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chat.core.services import api_token_create
 
@@ -9,11 +11,11 @@ from chat.core.services import api_token_create
 class Command(BaseCommand):
     help = "Create an API token for USERNAME and print it (shown once; only its hash is kept)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="A label for the token.")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         User = get_user_model()
         try:
             user = User.objects.get(username=options["username"])

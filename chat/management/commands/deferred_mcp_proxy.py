@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 from django.core.management.base import BaseCommand
 
@@ -13,5 +15,5 @@ class Command(BaseCommand):
         "and MCP_RUN_TOKEN in the environment)."
     )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         anyio.run(deferred_mcp_proxy.main)

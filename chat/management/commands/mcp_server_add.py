@@ -4,8 +4,10 @@ its secrets masked; exit 2 on a bad name, URL or header."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chat.mcphost.models import MODEL_AGENTS, McpServer
 
@@ -13,7 +15,7 @@ from chat.mcphost.models import MODEL_AGENTS, McpServer
 class Command(BaseCommand):
     help = "Register an MCP server (streamable HTTP URL, or builtin:demo) as a tool source."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="Letters, digits, '_' and '-'; tools are NAME__TOOL.")
         parser.add_argument("url", help="http(s)://host/path of the endpoint, or builtin:demo.")
         parser.add_argument(
@@ -21,7 +23,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--bearer", default="", help="Sent as Authorization: Bearer …")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         headers: dict[str, str] = {}
         for raw in options["header"]:
             name, sep, value = raw.partition(":")

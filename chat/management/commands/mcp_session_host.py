@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+from typing import Any
 
 from django.core.management.base import BaseCommand
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
         "(`manage.py serve` starts and supervises it with AGENT_RUNNER=celery)."
     )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_a: stop.set())
         signal.signal(signal.SIGINT, lambda *_a: stop.set())

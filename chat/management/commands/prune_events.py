@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from chat.core.services import event_prune_deltas
 
@@ -12,7 +14,7 @@ class Command(BaseCommand):
         "Celery beat doesn't run it)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--older-than",
             type=float,
@@ -20,6 +22,6 @@ class Command(BaseCommand):
             help="age in seconds (default: EVENT_DELTA_MAX_AGE)",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         deleted = event_prune_deltas(older_than=options["older_than"])
         self.stdout.write(f"{deleted} text_delta event(s) deleted")

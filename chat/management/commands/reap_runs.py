@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from chat.runs.heartbeat import run_reap_stale
@@ -13,7 +15,7 @@ class Command(BaseCommand):
         "doesn't run it)."
     )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         reaped = run_reap_stale()
         expired = waits_expire()
         self.stdout.write(

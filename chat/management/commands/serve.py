@@ -25,9 +25,10 @@ import subprocess
 import sys
 import time
 from collections import deque
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chat.core.dbfaults import connections_reset, retry_on_connection_loss
 from chat.mcphost.host import host_mode
@@ -38,7 +39,7 @@ from chat.runs.waits import waits_expire
 class Command(BaseCommand):
     help = "Run the web workers and (AGENT_RUNNER=celery) the Celery workers + beat."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument(
@@ -57,7 +58,7 @@ class Command(BaseCommand):
             help="seconds running turns get to finish on shutdown before they are killed",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         workers = options["workers"]
         if workers > 1 and not settings.REDIS_URL:
             raise CommandError(
@@ -82,7 +83,7 @@ class Command(BaseCommand):
         )
         stopping = False
 
-        def stop(*_args) -> None:
+        def stop(*_args: object) -> None:
             nonlocal stopping
             stopping = True
 

@@ -7,7 +7,7 @@ from chat.core.services import conversation_create
 from chat.usecases import intake_begin, message_post_user
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.selectors import ask_pending
-from questionnaires.asks.services import structured_answer_submit
+from questionnaires.asks.services import ask_answer
 from questionnaires.protocol import build_response, parse_message
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def _pending(conversation):
 
 def _click(conversation, field, value, source="user_option_click", **kw):
     ask = _pending(conversation)[field]
-    structured_answer_submit(
+    ask_answer(
         conversation=conversation,
         answer={
             "field": field,

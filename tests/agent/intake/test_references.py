@@ -7,7 +7,7 @@ import pytest
 from chat.core.models import Event
 from questionnaires.asks.definitions import definitions_all
 from questionnaires.asks.selectors import ask_pending
-from questionnaires.asks.services import structured_answer_submit
+from questionnaires.asks.services import ask_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def test_asked_slots_emit_their_reference(intake):
 def test_reference_follows_the_slot_when_it_is_asked(intake):
     for message in ask_pending(conversation=intake):
         field = message.metadata["ask_user_options"]["field"]
-        structured_answer_submit(
+        ask_answer(
             conversation=intake,
             answer={
                 "field": field,

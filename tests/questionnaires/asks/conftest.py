@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 
 
 @pytest.fixture

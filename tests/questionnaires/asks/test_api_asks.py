@@ -9,7 +9,7 @@ import pytest
 from chat.core.models import Event, Role
 from chat.core.services import api_token_create, conversation_create
 from questionnaires.asks import selectors
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 
 pytestmark = pytest.mark.django_db
 REFERENCE = {"title": "Knee guide", "snippet": "Pain level changes the advice."}

@@ -4,7 +4,7 @@ import pytest
 
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
 from questionnaires.asks.payloads import ask_validate
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 
 PAIN = ask_validate(
     {

@@ -3,23 +3,8 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.payloads import AskInvalid, ask_validate, ask_widget, scale_value
-
-SPEC_PAYLOAD = {
-    "question": "你的膝盖下坠感是否伴随疼痛？",
-    "field": "pain_level",
-    "options": [
-        {"label": "没有疼痛", "value": "none", "icon": "✅"},
-        {"label": "轻微疼痛", "value": "mild", "icon": "😐"},
-        {"label": "中等疼痛", "value": "moderate", "icon": "😣"},
-        {"label": "明显疼痛", "value": "severe", "icon": "😰"},
-    ],
-    "allow_free_text": True,
-    "free_text_placeholder": "请描述你的疼痛程度...",
-}
-
-
-def _options(n):
-    return [{"label": f"L{i}", "value": f"v{i}"} for i in range(n)]
+from tests.support.asking import SPEC_PAYLOAD
+from tests.support.asking import options as _options
 
 
 def test_spec_payload_is_valid_and_kept():

@@ -10,7 +10,7 @@ import pytest
 from chat.core.models import Event, Message
 from questionnaires.asks.references import ReferenceInvalid, reference_or_none, reference_validate
 from questionnaires.asks.services import ask_create
-from tests.questionnaires.asks.test_payloads import SPEC_PAYLOAD
+from tests.support.asking import SPEC_PAYLOAD
 from tests.support.htmlcheck import assert_inert
 
 GOOD = {

@@ -8,7 +8,7 @@ from chat.core.errors import ChatError
 from chat.core.models import Event, Message
 from chat.core.services import message_create
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.services import slot_edit, structured_answer_submit
+from questionnaires.asks.services import ask_answer, slot_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def _events(conversation, name=None):
 
 def _answer(conversation, **kw):
     body = {"type": "structured_answer", "field": "pain_level", "turn_id": "turn_1", **kw}
-    return structured_answer_submit(conversation=conversation, answer=body)
+    return ask_answer(conversation=conversation, answer=body)
 
 
 def test_ask_is_persisted_and_emitted(external, make_ask):
@@ -125,14 +125,14 @@ def test_value_outside_options_refused_unless_free_text(external, make_ask):
     }
     make_ask(strict, turn_id="t2")
     with pytest.raises(ChatError) as info:
-        structured_answer_submit(
+        ask_answer(
             conversation=external,
             answer={"field": "f", "turn_id": "t2", "value": "zzz", "source": "user_option_click"},
         )
     assert info.value.code == "answer_value_invalid" and info.value.status == 400
     # free text allowed: an unknown value is taken as typed text
     make_ask(turn_id="t3")
-    row, _ = structured_answer_submit(
+    row, _ = ask_answer(
         conversation=external,
         answer={
             "field": "pain_level",
@@ -156,7 +156,7 @@ def test_sibling_asks_of_one_turn_stay_open(external, make_ask):
     make_ask(turn_id="t")
     make_ask({"question": "q2", "field": "swelling", "type": "boolean"}, turn_id="t")
     _answer(external, turn_id="t", value="mild", source="user_option_click")
-    row, created = structured_answer_submit(
+    row, created = ask_answer(
         conversation=external,
         answer={
             "field": "swelling",
@@ -192,18 +192,18 @@ def test_a_typed_message_supersedes_the_ask(external, make_ask):
 def test_bad_answers_have_codes(external, make_ask, answer, code):
     make_ask()
     with pytest.raises(ChatError) as info:
-        structured_answer_submit(conversation=external, answer=answer)
+        ask_answer(conversation=external, answer=answer)
     assert info.value.code == code
 
 
 def test_scale_click_and_bounds(external, make_ask):
     make_ask({"question": "q", "field": "score", "type": "scale", "min": 0, "max": 10}, turn_id="s")
     with pytest.raises(ChatError):
-        structured_answer_submit(
+        ask_answer(
             conversation=external,
             answer={"field": "score", "turn_id": "s", "value": 11, "source": "user_option_click"},
         )
-    row, _ = structured_answer_submit(
+    row, _ = ask_answer(
         conversation=external,
         answer={"field": "score", "turn_id": "s", "value": "6", "source": "user_option_click"},
     )

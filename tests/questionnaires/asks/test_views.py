@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.models import StructuredAnswer
-from tests.questionnaires.asks.test_payloads import _options
+from tests.support.asking import options as _options
 from tests.support.htmlcheck import assert_inert
 
 pytestmark = pytest.mark.django_db
@@ -155,10 +155,10 @@ def test_state_panel_and_edit(client_in, external, make_ask):
 
 
 def test_admin_shows_consultation_state(client, django_user_model, external, make_ask):
-    from questionnaires.asks.services import structured_answer_submit
+    from questionnaires.asks.services import ask_answer
 
     make_ask()
-    structured_answer_submit(
+    ask_answer(
         conversation=external,
         answer={
             "field": "pain_level",
@@ -196,7 +196,7 @@ def test_slot_edit_error_without_js_renders_the_page(client_in, external, make_a
 
 def test_an_ask_answer_waits_while_a_form_is_pending(api, external, make_ask):
     """Spec 003: a pending deferred form refuses other input, an ask's answer included."""
-    from tests.questionnaires.forms.conftest import open_form
+    from tests.support.asking import open_form
 
     make_ask()
     _message, result = open_form(external)
@@ -212,3 +212,38 @@ def test_an_ask_answer_waits_while_a_form_is_pending(api, external, make_ask):
     assert response.status_code == 409
     assert response.json()["error"] == "pending_interactive_form"
     assert not StructuredAnswer.objects.exists()
+
+
+def test_slot_edits_wait_while_a_form_is_pending(api, client_in, external, make_ask):
+    """Issue 25: a slot edit — `source: user_edit` over the API, or the state panel's edit —
+    is refused like every other input while a deferred form waits (409
+    `pending_interactive_form`), the panel showing the same two ways out; the state is
+    unchanged. Once the form is cancelled, the same edit goes through."""
+    from tests.support.asking import open_form
+
+    ask = make_ask()
+    client_in.post(f"/conversations/{external.pk}/asks/{ask.pk}/answer", {"value": "mild"})
+    _message, result = open_form(external)
+    before = StructuredAnswer.objects.count()
+    body = {"field": "pain_level", "value": "severe", "source": "user_edit", "turn_id": ""}
+    response = api.post(f"/api/v1/conversations/{external.pk}/answers", body)
+    assert response.status_code == 409
+    assert response.json()["error"] == "pending_interactive_form"
+    assert response.json()["details"]["ask_id"] == result["ask_id"]
+    url = f"/conversations/{external.pk}/state/pain_level"
+    panel = client_in.post(url, {"value": "severe"}, headers=HX)
+    html = panel.content.decode()
+    assert panel.status_code == 409
+    assert f'href="#form-{result["ask_id"]}"' in html  # Submit the form
+    assert 'name="status" value="cancelled"' in html and "Cancel the form" in html
+    page = client_in.post(url, {"value": "severe"})  # without JavaScript: the page
+    assert page.status_code == 409 and "Cancel the form" in page.content.decode()
+    assert StructuredAnswer.objects.count() == before
+    external.refresh_from_db()
+    assert external.state["consultation_state"]["pain_level"] == "mild"
+
+    cancel = {"status": "cancelled", "tool_use_id": "call_1", "ask_id": result["ask_id"]}
+    client_in.post(f"/conversations/{external.pk}/forms/answer", cancel, headers=HX)
+    assert client_in.post(url, {"value": "severe"}, headers=HX).status_code == 200
+    external.refresh_from_db()
+    assert external.state["consultation_state"]["pain_level"] == "severe"

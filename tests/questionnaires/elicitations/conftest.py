@@ -1,44 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "title": "Your name", "description": "As on the badge"},
-        "age": {"type": "integer", "minimum": 0, "maximum": 150},
-        "ok": {"type": "boolean", "default": True},
-        "size": {
-            "type": "string",
-            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
-        },
-        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
-        "day": {"type": "string", "format": "date"},
-        "email": {"type": "string", "format": "email"},
-    },
-    "required": ["name", "age"],
-}
-
-
-def open_elicitation(conversation, **overrides):
-    from questionnaires.elicitations.services import elicitation_open
-
-    arguments: dict[str, Any] = {
-        "conversation_id": conversation.pk,
-        "run_id": None,
-        "server_name": "demo",
-        "tool_name": "book_room",
-        "tool_call_id": "call_9",
-        "mode": "form",
-        "message": "Who is coming?",
-        "requested_schema": SCHEMA,
-        # opened by a session host's call (someone waits for the answer)
-        "session_ref": "host:test",
-    }
-    arguments.update(overrides)
-    return elicitation_open(**arguments)
+from tests.support.asking import SCHEMA, open_elicitation  # noqa: F401 (shared)
 
 
 @pytest.fixture

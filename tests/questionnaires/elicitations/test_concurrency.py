@@ -15,8 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from questionnaires.models import Elicitation
-
-from .conftest import open_elicitation
+from tests.support.asking import open_elicitation
 
 pytestmark = [pytest.mark.postgres]
 THREADS = 20

@@ -17,10 +17,9 @@ from questionnaires.elicitations.services import (
     elicitations_expire_due,
     elicitations_settled,
 )
-from questionnaires.guards import input_refuse_if_pending
 from questionnaires.models import Elicitation
-
-from .conftest import open_elicitation
+from questionnaires.registry import input_refuse_if_waiting
+from tests.support.asking import open_elicitation
 
 pytestmark = pytest.mark.django_db
 GOOD = {"answer-name": ["Ann"], "answer-age": ["30"], "answer-tags": ["a"]}
@@ -71,7 +70,7 @@ def test_refused_requests_leave_a_visible_locked_card(conversation, overrides, c
     row = Elicitation.objects.get()
     assert row.status == "refused" and row.refused_code == code and row.refused_reason
     assert refused.value.elicitation.pk == row.pk
-    input_refuse_if_pending(conversation=conversation)  # nothing waits
+    input_refuse_if_waiting(conversation=conversation)  # nothing waits
 
 
 def test_accept_validates_and_stores_typed_content(user, pending):
@@ -174,13 +173,13 @@ def test_a_link_shown_for_32042_waits_for_nobody(user, conversation):
         conversation, mode="url", requested_schema=None, url="https://x.example/a",
         session_ref="",
     )  # fmt: skip
-    input_refuse_if_pending(conversation=conversation)  # no refusal
+    input_refuse_if_waiting(conversation=conversation)  # no refusal
     elicitation_answer(elicitation=row, action="accept", data={}, user=user)
     assert Elicitation.objects.get().status == "completed"
 
 
 def test_typed_text_is_refused_while_a_card_waits(conversation, pending):
     with pytest.raises(ChatError) as error:
-        input_refuse_if_pending(conversation=conversation)
+        input_refuse_if_waiting(conversation=conversation)
     assert error.value.code == "pending_elicitation" and error.value.status == 409
     assert error.value.details == {"elicitation_id": pending.pk}

@@ -6,9 +6,8 @@ import pytest
 from django.urls import reverse
 
 from questionnaires.models import Elicitation
+from tests.support.asking import open_elicitation
 from tests.support.htmlcheck import assert_inert
-
-from .conftest import open_elicitation
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}
@@ -183,15 +182,11 @@ def test_an_expired_card_keeps_what_was_typed(client_in, conversation, pending):
     from questionnaires.drafts import draft_save
     from questionnaires.elicitations.services import elicitations_expire_due
 
-    class Post(dict):
-        def lists(self):
-            return self.items()
-
     draft_save(
-        user=conversation.owner,
+        user_id=conversation.owner_id,
         conversation=conversation,
         card=f"elic:{pending.pk}",
-        data=Post({"answer-name": ["Half typed"]}),
+        pairs=[("answer-name", ["Half typed"])],
     )
     assert 'value="Half typed"' in _card(_page(client_in, conversation), pending)
     elicitations_expire_due(ids=[pending.pk])

@@ -15,8 +15,7 @@ from chat.usecases import message_post_user
 from questionnaires.forms.services import form_check
 from questionnaires.models import InteractiveForm
 from questionnaires.tool_calls import assistant_message_create
-
-from .conftest import QUESTIONS, open_form
+from tests.support.asking import QUESTIONS, open_form
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,8 @@ from django.urls import reverse
 
 from chat.core.models import Message, Role
 from questionnaires.models import InteractiveForm
+from tests.support.asking import open_form
 from tests.support.htmlcheck import assert_inert
-
-from .conftest import open_form
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

@@ -12,7 +12,7 @@ from questionnaires.inline import render as render_module
 from questionnaires.inline.presenter import Answer, MessageInput, MessageState, answers_from_form
 from questionnaires.inline.render import render_message, render_messages
 from questionnaires.protocol import OTHER_VALUE, questionnaire_async
-from tests.questionnaires.inline.conftest import ASYNC_ARGS, TRIP
+from tests.support.asking import ASYNC_ARGS, TRIP
 from tests.support.htmlcheck import assert_inert
 
 

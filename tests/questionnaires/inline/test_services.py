@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from chat.core.errors import SubmitRefused
+from chat.core.errors import ChatError
 from chat.core.models import Event, Message
 from chat.core.services import message_create
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.models import Submission
 from questionnaires.protocol import OTHER_VALUE
-from tests.questionnaires.inline.conftest import post_async_card
+from tests.support.asking import post_async_card
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +29,8 @@ def submit(conversation, message, qid=None, answers=None, other_text=None, user=
     )
 
 
-def refusal(**kw) -> SubmitRefused:
-    with pytest.raises(SubmitRefused) as info:
+def refusal(**kw) -> ChatError:
+    with pytest.raises(ChatError) as info:
         submit(**kw)
     return info.value
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from chat.core.models import Message
 from chat.core.services import message_create
 from questionnaires.models import Submission
-from tests.questionnaires.inline.conftest import TRIP
+from tests.support.asking import TRIP
 from tests.support.htmlcheck import assert_inert
 
 pytestmark = pytest.mark.django_db
@@ -226,7 +226,7 @@ def test_questionnaire_async_posted_through_the_json_api_renders_and_submits(
     import json as _json
 
     from questionnaires.protocol import questionnaire_async
-    from tests.questionnaires.inline.conftest import ASYNC_ARGS
+    from tests.support.asking import ASYNC_ARGS
 
     base = f"/api/v1/conversations/{conversation.pk}/messages"
     call = {
@@ -251,7 +251,7 @@ def test_questionnaire_async_posted_through_the_json_api_renders_and_submits(
 
 
 def test_failed_questionnaire_async_result_renders_parameter_errors(client_in, conversation):
-    from tests.questionnaires.inline.conftest import post_async_card
+    from tests.support.asking import post_async_card
 
     post_async_card(conversation, arguments={"questions": [{"type": "bogus"}]})
     html = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
@@ -260,7 +260,7 @@ def test_failed_questionnaire_async_result_renders_parameter_errors(client_in, c
 
 def test_card_answer_is_refused_while_a_deferred_form_waits(client_in, conversation):
     """Spec 003: with a form pending, the user must submit or cancel it first."""
-    from tests.questionnaires.forms.conftest import open_form
+    from tests.support.asking import open_form
 
     message_create(conversation=conversation, role="user", content="Plan my trip")
     form_message, result = open_form(conversation)

@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from chat.core.models import Conversation, Message
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
+
+from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
+from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
-from questionnaires.asks.definitions import conversation_definition
+from questionnaires.asks.definitions import Definition, conversation_definition
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.payloads import ask_widget, form_value
 from questionnaires.asks.references import reference_or_none
 from questionnaires.asks.state import state_view
-from questionnaires.drafts import Drafts
+from questionnaires.registry import AnswerSummary, Drafts, Panel
+
+DRAFT_PREFIX = "ask"
+
+
+@dataclass(frozen=True)
+class OptionView:
+    """An offered option as a widget shows it; `form_value` is what its form posts."""
+
+    label: str
+    icon: str
+    form_value: str
+
+
+def option_views(ask: AskPayload | None) -> list[OptionView]:
+    options = ask.get("options", []) if ask is not None else []
+    return [OptionView(o["label"], o.get("icon", ""), form_value(o["value"])) for o in options]
 
 
 @dataclass(frozen=True)
@@ -23,13 +43,13 @@ class AskView:
     conversation_id: int
     message_id: int
     turn_id: str
-    ask: dict[str, Any]
+    ask: AskPayload
     widget: str
     answerable: bool
     answer: StructuredAnswer | None = None
     error: str = ""
     typed: str = ""
-    options: list[dict[str, Any]] = field(default_factory=list)
+    options: list[OptionView] = field(default_factory=list)
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
 
     @property
@@ -41,7 +61,22 @@ class AskView:
         return f"ask-{self.message_id}"
 
     @property
-    def scale_start(self) -> Any:
+    def draft_key(self) -> str:
+        return f"{DRAFT_PREFIX}:{self.message_id}"
+
+    @property
+    def live_state(self) -> str:
+        """Always "": an open widget refreshes itself (it keeps what the person typed)."""
+        return ""
+
+    @property
+    def answer_key(self) -> str:
+        """Answers carry it too (`answer_summary`): two asks of a turn may be answered in
+        either order, and each answer shows under its own question."""
+        return f"{self.turn_id}:{self.ask.get('field', '')}"
+
+    @property
+    def scale_start(self) -> int | float:
         """Where the slider starts: the middle of the scale, on a step."""
         low, high, step = self.ask["min"], self.ask["max"], self.ask["step"]
         middle = low + round((high - low) / 2 / step) * step
@@ -56,20 +91,20 @@ def ask_view(
     error: str = "",
     typed: str = "",
 ) -> AskView:
-    ask = message.metadata["ask_user_options"]
-    options = [{**o, "form_value": form_value(o["value"])} for o in ask.get("options", [])]
+    meta = metadata_of(message)
+    ask = meta.get("ask_user_options") or {}
     return AskView(
         conversation_id=message.conversation_id,
         message_id=message.pk,
-        turn_id=message.metadata.get("turn_id", ""),
+        turn_id=meta.get("turn_id", ""),
         ask=ask,
         widget=ask_widget(ask),
         answerable=answerable and answer is None,
         answer=answer,
         error=error,
         typed=typed,
-        options=options,
-        reference=reference_or_none(message.metadata.get("knowledge_reference")),
+        options=option_views(ask),
+        reference=reference_or_none(meta.get("knowledge_reference")),
     )
 
 
@@ -91,13 +126,13 @@ def ask_views(
             m,
             answerable=m.pk in open_ids,
             answer=answers.get(m.pk),
-            typed=_typed(drafts.get(f"ask:{m.pk}")) if m.pk in open_ids else "",
+            typed=_typed(drafts.get(f"{DRAFT_PREFIX}:{m.pk}")) if m.pk in open_ids else "",
         )
         for m in ask_messages
     }
 
 
-def _typed(fields: dict[str, list[str]] | None) -> str:
+def _typed(fields: Mapping[str, Sequence[str]] | None) -> str:
     values = (fields or {}).get("text") or [""]
     return values[-1]
 
@@ -124,8 +159,8 @@ class SlotRow:
     display: str
     confidence: float | None
     raw_text: str
-    ask: dict[str, Any] | None
-    options: list[dict[str, Any]]
+    ask: AskPayload | None
+    options: list[OptionView]
     current: str
 
     @property
@@ -133,10 +168,20 @@ class SlotRow:
         return None if self.confidence is None else round(self.confidence * 100)
 
 
-def state_panel(*, conversation: Conversation) -> dict[str, Any]:
-    """Context of the consultation-state panel: one row per known field."""
+@dataclass(frozen=True)
+class StatePanel:
+    """Context of the consultation-state panel (`panel`): one row per known field."""
 
-    view = state_view(conversation.state or {})
+    conversation: Conversation
+    slots: list[SlotRow]
+    definition: Definition | None
+    status: str
+    filled_count: int
+
+
+def state_panel(*, conversation: Conversation) -> StatePanel:
+    """The consultation-state panel: one row per known field."""
+    view = state_view(state_of(conversation))
     definition = conversation_definition(conversation)
     labels = {s.field: s.label for s in definition.slots} if definition else {}
     order = list(labels)
@@ -162,21 +207,12 @@ def state_panel(*, conversation: Conversation) -> dict[str, Any]:
                 confidence=view["confidence"].get(name) if filled else None,
                 raw_text=view["raw_text"].get(name, ""),
                 ask=ask,
-                options=[
-                    {**o, "form_value": form_value(o["value"])}
-                    for o in (ask or {}).get("options", [])
-                ],
+                options=option_views(ask),
                 current=form_value(value) if filled else "",
             )
         )
-    intake = (conversation.state or {}).get("intake", {})
-    return {
-        "conversation": conversation,
-        "slots": rows,
-        "definition": definition,
-        "status": intake.get("status", ""),
-        "filled_count": sum(1 for r in rows if r.filled),
-    }
+    status = intake_state(conversation).get("status", "")
+    return StatePanel(conversation, rows, definition, status, sum(1 for r in rows if r.filled))
 
 
 def ask_cards_for(
@@ -187,11 +223,34 @@ def ask_cards_for(
     return {pk: [view] for pk, view in views.items()}
 
 
-def state_panel_for(*, conversation: Conversation) -> dict[str, Any] | None:
-    """The panel for conversations that collect structured state, else None."""
-    state = conversation.state or {}
+def state_panel_for(conversation: Conversation) -> Panel | None:
+    """The state panel for conversations that collect structured state, else None."""
+    state = state_of(conversation)
     if conversation.agent != "intake" and not any(
         k in state for k in ("consultation_state", "missing_slots")
     ):
         return None
-    return state_panel(conversation=conversation)
+    return Panel("chat/asks/state_panel.html", state_panel(conversation=conversation))
+
+
+def answer_summary(message: Message) -> AnswerSummary | None:
+    """An answer to an ask shows right under its question; a skip as a short line (the
+    model reads "Skipped: <question>")."""
+    answer = metadata_of(message).get("structured_answer")
+    if answer is None:
+        return None
+    key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("source") == "user_skipped":
+        return AnswerSummary(key, format_html('<p class="answer-skipped">{}</p>', _("Skipped")))
+    return AnswerSummary(key)
+
+
+def model_text(message: Message) -> str | None:
+    """A structured answer (spec 004) as the model reads it: the readable line the chat
+    shows, then the machine-readable envelope (`field`, `value`, `source`, …)."""
+    answer = metadata_of(message).get("structured_answer")
+    if answer is None or message.role != Role.USER:
+        return None
+    readable = message.display_content or str(answer.get("display_text") or "")
+    envelope = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    return f"{readable}\n<structured_answer>{envelope}</structured_answer>"

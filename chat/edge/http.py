@@ -6,15 +6,17 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
+from django_htmx.middleware import HtmxDetails
 
 from chat.core.errors import ChatError, NotFound
 from chat.core.identity import is_skill_token
@@ -22,8 +24,12 @@ from chat.core.models import ApiToken, Conversation, hash_token
 from chat.core.selectors import conversation_get_for_user
 from chat.core.services import api_token_touch
 from chat.core.text import text_problem
+from questionnaires.protocol.jsontypes import JsonObject
 
 logger = logging.getLogger(__name__)
+
+# A JSON API view: the request, then its URL's ids.
+ApiView = Callable[..., HttpResponse]
 
 
 def bearer_from_header(value: str | None) -> str | None:
@@ -40,7 +46,7 @@ def bearer_token(request: HttpRequest) -> str | None:
     return bearer_from_header(request.headers.get("Authorization"))
 
 
-def user_for_api_token(raw: str):
+def user_for_api_token(raw: str) -> User | None:
     try:
         token = ApiToken.objects.select_related("user").get(key_hash=hash_token(raw))
     except ApiToken.DoesNotExist:
@@ -58,7 +64,7 @@ def error_response(error: ChatError) -> JsonResponse:
     return response
 
 
-def json_body(request: HttpRequest) -> dict[str, Any]:
+def json_body(request: HttpRequest) -> JsonObject:
     """The request's JSON object, or a ChatError: 413 `request_too_large`, 400
     `invalid_json` (not UTF-8, not JSON, not an object), `json_too_deep` or `text_invalid`
     (a NUL or lone surrogate anywhere; `details.path` names it)."""
@@ -152,16 +158,16 @@ def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
         )
 
 
-def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def api_view(methods: tuple[str, ...]) -> Callable[[ApiView], ApiView]:
     """Decorate a JSON API view: bearer auth, allowed methods, errors as JSON.
 
     The wrapped view gets `request.user` set to the token's user and may raise ChatError.
     """
 
-    def decorator(view: Callable[..., Any]) -> Callable[..., Any]:
+    def decorator(view: ApiView) -> ApiView:
         @csrf_exempt
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        def wrapper(request: HttpRequest, *args: int, **kwargs: int) -> HttpResponse:
             try:
                 bad_token_check(request)
                 raw = bearer_token(request)
@@ -190,10 +196,24 @@ def api_view(methods: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callabl
     return decorator
 
 
+class HtmxRequest(HttpRequest):
+    """A page request as django-htmx's middleware leaves it (`request.htmx`)."""
+
+    htmx: HtmxDetails
+
+
+def signed_in(request: HttpRequest) -> User:
+    """The person a page or API view serves (behind `login_required` or `api_view`)."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied
+    return user
+
+
 def conversation_for_page(request: HttpRequest, conversation_id: int) -> Conversation:
     """The signed-in user's conversation for a page or htmx view; anyone else's is a 404."""
     try:
-        return conversation_get_for_user(user=request.user, conversation_id=conversation_id)
+        return conversation_get_for_user(user=signed_in(request), conversation_id=conversation_id)
     except NotFound:
         raise Http404() from None
 
@@ -207,10 +227,10 @@ class RequestGuardMiddleware:
     Every response to a signed-in person is `Cache-Control: no-store` (a conversation
     must never come back from a shared or back-button cache after logout)."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method == "POST" and not request.path_info.startswith("/api/"):
             refused = request_problem(request)
             if refused is not None:
@@ -222,3 +242,37 @@ class RequestGuardMiddleware:
         if user is not None and user.is_authenticated and "Cache-Control" not in response:
             response["Cache-Control"] = "no-store"
         return response
+
+
+# url names (namespace "api") that accept a skill identity token
+SKILL_ENDPOINTS = frozenset({"api:skills", "api:skill_upload", "api:skill_update"})
+
+
+class SkillTokenScopeMiddleware:
+    """401 `skill_token_not_allowed` for a skill identity token outside the skill API."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if is_skill_token(bearer_token(request) or "") and not _is_skill_endpoint(
+            request.path_info
+        ):
+            return error_response(
+                ChatError(
+                    "skill_token_not_allowed",
+                    _(
+                        "A skill identity token only works for skill publishing "
+                        "(/api/v1/kinds/skills); use a user API token here."
+                    ),
+                    status=401,
+                )
+            )
+        return self.get_response(request)
+
+
+def _is_skill_endpoint(path: str) -> bool:
+    try:
+        return resolve(path).view_name in SKILL_ENDPOINTS
+    except Resolver404:
+        return False

@@ -9,9 +9,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.http import conversation_for_page
 from chat.core.models import Conversation, Run
+from chat.edge.http import conversation_for_page
 from chat.runs import services
 
 TEMPLATE = "chat/run_status.html"
@@ -22,7 +23,7 @@ def _region(
 ) -> HttpResponse:
     # An htmx refusal still answers 200: htmx swaps only 2xx, and the region shows the
     # error (its code in data-error-code) where the user clicked.
-    run = services.run_latest(conversation=conversation)
+    run = selectors.run_latest(conversation=conversation)
     context = {"conversation": conversation, "run": run, "action_error": error}
     return render(request, TEMPLATE, context)
 

@@ -1,0 +1,136 @@
+"""Every key of `Message.metadata` and `Conversation.state`, typed, in one place.
+
+Both are JSON columns several owners write. Nothing else may invent a key: a writer passes
+one of these TypedDicts (mypy checks the literal), a reader goes through `metadata_of` /
+`state_of` (or the narrower accessors below) instead of indexing raw JSON. Who owns each key
+is named beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
+
+from questionnaires.protocol.jsontypes import Json, JsonValue
+
+if TYPE_CHECKING:
+    from chat.core.models import Conversation, Message
+
+
+# --- Message.metadata ------------------------------------------------------------------
+
+
+class AskOption(TypedDict):
+    label: str
+    value: Json
+    icon: NotRequired[str]
+    synonyms: NotRequired[list[str]]
+
+
+class AskPayload(TypedDict, total=False):
+    """A normalized spec-004 `ask_user_options` payload (questionnaires.asks.payloads)."""
+
+    type: Literal["options", "scale", "boolean", "free_text_only"]
+    question: str
+    field: str
+    options: list[AskOption]
+    allow_free_text: bool
+    free_text_placeholder: str
+    min: float
+    max: float
+    step: float
+    min_label: str
+    max_label: str
+    true_label: str
+    false_label: str
+
+
+class StructuredAnswerEnvelope(TypedDict):
+    """What the model reads of an answer to an ask (spec 004 `structured_answer`)."""
+
+    type: Literal["structured_answer"]
+    field: str
+    value: Json
+    display_text: str
+    source: str
+    turn_id: str
+    raw_text: NotRequired[str]
+    confidence: NotRequired[float]
+
+
+class FormAnswerMark(TypedDict):
+    """The user message that answered (or cancelled) a deferred form."""
+
+    type: Literal["interactive_form_question"]
+    ask_id: str
+    tool_use_id: str
+    status: str
+
+
+class ElicitationMark(TypedDict):
+    server: str
+    mode: str
+
+
+class MessageMetadata(TypedDict, total=False):
+    # Who wrote the message, when it is not a plain reply (the runs layer: "reply", "pause",
+    # "loop", "self_check_failed", "self_check_diagnostic", "run_error"; the MCP endpoint:
+    # "mcp"; a kind's own messages: its registry name, e.g. "elicitation").
+    kind: str
+    # the runs layer: a step's message stored before its tools ran ("open" until the step
+    # is stored whole; the model's context leaves it out meanwhile)
+    step: str
+    attempt: int  # self-check: which repair attempt
+    issues: list[Mapping[str, JsonValue]]  # self-check: what was wrong
+    name: str  # a tool result: the tool's name
+    # asks (spec 004)
+    ask_user_options: AskPayload
+    turn_id: str
+    knowledge_reference: dict[str, str]
+    structured_answer: StructuredAnswerEnvelope
+    # forms (spec 003): the render payload per tool call id, on the tool-calling message;
+    # the answer's tool result names its form; the user's answer message is marked
+    render_payloads: dict[str, dict[str, Json]]
+    interactive_form: str
+    interactive_form_answer: FormAnswerMark
+    # elicitations: the card message names its server and mode
+    elicitation: ElicitationMark
+
+
+def metadata_of(message: Message) -> MessageMetadata:
+    """The message's metadata, typed (written only through `MessageMetadata`)."""
+    return cast(MessageMetadata, message.metadata or {})
+
+
+# --- Conversation.state ----------------------------------------------------------------
+
+
+class IntakeState(TypedDict, total=False):
+    """The intake agent's bookkeeping (chat.agent.intake)."""
+
+    definition: str
+    status: Literal["collecting", "confirming", "confirmed"]
+    summary_questionnaire_id: str
+
+
+class ConversationState(TypedDict, total=False):
+    # asks: the consultation state (questionnaires.asks.state has the layout and the patches)
+    consultation_state: dict[str, Json]
+    missing_slots: list[str]
+    confidence: dict[str, float]
+    raw_text: dict[str, str]
+    display: dict[str, str]
+    skipped_slots: list[str]
+    # the intake agent
+    intake: IntakeState
+    # the scripted agent: which script the tour plays (set in admin)
+    script: str
+
+
+def state_of(conversation: Conversation) -> ConversationState:
+    """The conversation's state, typed (written only through `ConversationState` keys)."""
+    return cast(ConversationState, conversation.state or {})
+
+
+def intake_state(conversation: Conversation) -> IntakeState:
+    return state_of(conversation).get("intake") or {}

@@ -1,0 +1,23 @@
+"""The deferred form kind (spec 003): `interactive_form_question` shows a form and stops the
+run; while it waits, every other input is refused until it is submitted or cancelled."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
+from questionnaires.forms.selectors import form_open_for_drafts, form_waiting
+from questionnaires.registry import Kind, RunEffect
+
+KIND = Kind(
+    name="form",
+    label=_("Deferred form"),
+    card_template="questionnaires/cards/interactive_form.html",
+    present=form_cards_for,
+    draft_prefix=DRAFT_PREFIX,
+    draft_open=form_open_for_drafts,
+    waiting=form_waiting,
+    refusal_template="questionnaires/cards/interactive_form_pending.html",
+    run_effect=RunEffect.DEFERS_RUN,
+    urls="questionnaires.forms.urls",
+)

@@ -1,0 +1,99 @@
+"""Message bodies, the inline kind's presenter (`Kind.body`): the chat's messages rendered
+segment-first (`render.py`), with every inline card in its current state.
+
+All state is read up front for the whole batch — answered cards, tool results, the latest
+answerable message — so any number of messages costs the same few queries; rendering itself
+touches no database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.urls import reverse
+from django.utils import translation
+
+from chat.core import selectors as core_selectors
+from chat.core.models import Conversation, Message, Role
+from chat.rendering import MarkdownBudget
+from questionnaires.inline import selectors
+from questionnaires.inline.presenter import (
+    DRAFT_PREFIX,
+    Draft,
+    MessageInput,
+    MessageState,
+    async_calls,
+)
+from questionnaires.inline.render import render_message, render_messages
+from questionnaires.registry import Body, Drafts, Refused
+
+
+def message_input(message: Message, results: Mapping[str, str]) -> MessageInput:
+    """The parts of a stored message the renderer reads."""
+    calls = message.tool_calls or ()
+    return MessageInput(
+        id=message.pk,
+        role=message.role,
+        content=message.content,
+        display_content=message.display_content,
+        tool_calls=calls,
+        tool_results={c: results[c] for c in async_calls(calls) if c in results} if calls else {},
+        readonly=message.readonly,
+    )
+
+
+def inline_drafts(
+    drafts: Drafts, *, message_id: int, call_ids: Sequence[str]
+) -> dict[str, Mapping[str, Sequence[str]]]:
+    """The drafts of one message's inline cards, by questionnaire id (`<message id>_qN`
+    for blocks in its text, the tool call id for `questionnaire_async` cards)."""
+    own: dict[str, Mapping[str, Sequence[str]]] = {}
+    for key, fields in drafts.items():
+        prefix, _sep, qid = key.partition(":")
+        if prefix == DRAFT_PREFIX and (qid.startswith(f"{message_id}_q") or qid in call_ids):
+            own[qid] = fields
+    return own
+
+
+def inline_bodies(
+    *,
+    conversation: Conversation,
+    messages: Sequence[Message],
+    drafts: Drafts,
+    interactive: bool,
+    refused: Refused | None,
+) -> list[Body]:
+    """Every message's body; `refused` (a `Draft`) shows a refused submit on its card with
+    the person's selections kept."""
+    call_ids = [c for m in messages if m.tool_calls for c in async_calls(m.tool_calls)]
+    results = core_selectors.tool_results(conversation_id=conversation.pk, call_ids=call_ids)
+    has_cards = any(m.role == Role.ASSISTANT for m in messages)
+    answered = selectors.answers_by_message(conversation_id=conversation.pk) if has_cards else {}
+    latest = (
+        core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
+        if interactive and has_cards
+        else None
+    )
+    inputs, states = [], []
+    for m in messages:
+        live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
+        url = reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk]) if live else ""
+        inputs.append(message_input(m, results))
+        own = inline_drafts(drafts, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
+        states.append(
+            MessageState(
+                interactive=live,
+                answered=answered.get(m.pk, {}),
+                submit_url=url,
+                drafts=own if live else {},
+            )
+        )
+    lang = translation.get_language() or "en"
+    rendered = render_messages(inputs, states, markdown=MarkdownBudget, lang=lang)
+    draft = refused.value if refused is not None else None
+    for index, m in enumerate(messages):
+        if isinstance(draft, Draft) and refused is not None and m.pk == refused.message_id:
+            rendered[index] = render_message(
+                inputs[index], states[index], markdown=MarkdownBudget, lang=lang, draft=draft
+            )
+    return [Body(r.html, r.card_state, r.form_ids) for r in rendered]

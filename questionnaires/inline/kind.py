@@ -1,0 +1,20 @@
+"""The inline kind (spec 000): questionnaire cards inside the assistant's text, and
+`questionnaire_async` cards built from that tool's result. It renders message bodies."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from questionnaires.inline.bodies import inline_bodies
+from questionnaires.inline.presenter import DRAFT_PREFIX
+from questionnaires.inline.selectors import questionnaire_open
+from questionnaires.registry import Kind
+
+KIND = Kind(
+    name="inline",
+    label=_("Questionnaire card"),
+    body=inline_bodies,
+    draft_prefix=DRAFT_PREFIX,
+    draft_open=questionnaire_open,
+    urls="questionnaires.inline.urls",
+)

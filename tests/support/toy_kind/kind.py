@@ -1,0 +1,131 @@
+"""The toy kind's registry entry, model side and presenter (one module: it is small)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from chat.core.errors import ChatError
+from chat.core.metadata import metadata_of
+from chat.core.models import Conversation, Message, Role
+from chat.core.services import answer_post, message_create
+from questionnaires.drafts import draft_clear
+from questionnaires.registry import Drafts, Kind, RunEffect
+
+NAME = "toy"
+
+
+@dataclass(frozen=True)
+class ToyCard:
+    conversation_id: int
+    message_id: int
+    question: str
+    answer: str
+    open: bool
+    typed: str = ""
+
+    @property
+    def dom_id(self) -> str:
+        return f"toy-{self.message_id}"
+
+    @property
+    def draft_key(self) -> str:
+        return f"{NAME}:{self.message_id}"
+
+    @property
+    def live_state(self) -> str:
+        return "t" if self.open else ""
+
+    @property
+    def answer_key(self) -> str:
+        return ""
+
+
+def toy_ask(*, conversation: Conversation, question: str) -> Message:
+    return message_create(
+        conversation=conversation, role=Role.ASSISTANT, content=question, metadata={"kind": NAME}
+    )
+
+
+def _toy(message: Message) -> bool:
+    return metadata_of(message).get("kind") == NAME
+
+
+def _answers(conversation: Conversation) -> list[Message]:
+    return list(conversation.messages.filter(role=Role.USER, metadata__kind=NAME).order_by("seq"))
+
+
+def _answer_of(ask: Message, answers: Sequence[Message]) -> Message | None:
+    return next((a for a in answers if a.seq > ask.seq), None)
+
+
+def toy_cards_for(
+    *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts
+) -> dict[int, list[ToyCard]]:
+    answers = _answers(conversation)
+    cards: dict[int, list[ToyCard]] = {}
+    for message in messages:
+        if message.role != Role.ASSISTANT or not _toy(message):
+            continue
+        answer = _answer_of(message, answers)
+        typed = (drafts.get(f"{NAME}:{message.pk}") or {}).get("text") or [""]
+        card = ToyCard(
+            conversation.pk,
+            message.pk,
+            message.content,
+            answer.content if answer else "",
+            open=answer is None,
+            typed=typed[-1],
+        )
+        cards[message.pk] = [card]
+    return cards
+
+
+def toy_pending(conversation: Conversation) -> Message | None:
+    answers = _answers(conversation)
+    asks = conversation.messages.filter(role=Role.ASSISTANT, metadata__kind=NAME).order_by("seq")
+    return next((m for m in asks if _answer_of(m, answers) is None), None)
+
+
+def toy_waiting(conversation: Conversation) -> ChatError | None:
+    if toy_pending(conversation) is None:
+        return None
+    return ChatError("pending_toy", "A toy card waits for your answer.", status=409)
+
+
+def toy_draft_open(conversation: Conversation, ident: str) -> bool:
+    pending = toy_pending(conversation)
+    return pending is not None and str(pending.pk) == ident
+
+
+def toy_answer(*, conversation: Conversation, message_id: int, text: str) -> Message:
+    with transaction.atomic():
+        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
+        pending = toy_pending(conversation)
+        if pending is None or pending.pk != message_id:
+            raise ChatError("toy_not_pending", "This toy card can't be answered.", status=409)
+        message = answer_post(
+            conversation=conversation,
+            content=text,
+            metadata={"kind": NAME},
+            lock_event={"kind": NAME, "message_id": message_id},
+        )
+        draft_clear(conversation=conversation, card=f"{NAME}:{message_id}")
+    return message
+
+
+KIND = Kind(
+    name=NAME,
+    label="Toy",
+    card_template="toy/card.html",
+    present=toy_cards_for,
+    draft_prefix=NAME,
+    draft_open=toy_draft_open,
+    waiting=toy_waiting,
+    run_effect=RunEffect.ENDS_TURN,
+    model_sees=False,
+    urls="tests.support.toy_kind.urls",
+    static=("toy/toy.js",),
+)
