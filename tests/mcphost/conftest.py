@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.mcp_servers import make_modern_server, make_server, serve
+from bench.mcp_servers import make_modern_server, make_server, serve
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import asyncio
 import mcp_types as types
 import pytest
 
+from bench.mcp_servers import dying_server, free_port
 from chat.mcphost import client
 from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
-from tests.support.mcp_servers import dying_server, free_port
 
 
 def test_lists_the_tools_and_negotiates_the_revision(server_url, modern_url):

@@ -11,12 +11,12 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from django.urls import reverse
 
+from bench.mcp_servers import dying_server
 from chat.agent.events import ToolCall
 from chat.agent.llm.scripted import Script, Step, Turn, script_load
 from chat.core.models import Event, Role, Run, RunStatus
@@ -26,21 +26,17 @@ from chat.runs import turn as turn_module
 from chat.runs.heartbeat import run_reap_stale
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support.mcp_servers import dying_server
+from tests.support.mcp_flow import (  # noqa: E402
+    answer,
+    finished,
+    page,
+    pending,
+    text_of,
+    tool_result,
+    wait_for,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-T = TypeVar("T")
-WAIT = 15.0
-
-
-def wait_for(probe: Callable[[], T | None], what: str, timeout: float = WAIT) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -70,50 +66,6 @@ def start(user, settings, monkeypatch):
         lambda: not Run.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).exists(),
         "every run to stop",
     )
-
-
-def pending(conversation: Any) -> Elicitation:
-    return wait_for(
-        lambda: Elicitation.objects.filter(conversation=conversation, status="pending").first(),
-        "a pending elicitation card",
-    )
-
-
-def finished(conversation: Any) -> Run:
-    run = wait_for(
-        lambda: conversation.runs.filter(status__in=[RunStatus.FINISHED, RunStatus.FAILED]).first(),
-        "the run to finish",
-    )
-    assert run.stop_reason == "completed", (run.stop_reason, run.error)
-    return run
-
-
-def tool_result(conversation: Any) -> dict[str, Any]:
-    (event,) = [
-        e.data
-        for e in Event.objects.filter(conversation=conversation, name="tool_result")
-        if e.data["name"].startswith("srv__") and e.data["name"] != "srv__*"  # (not a note)
-    ]
-    # The model reads the stored tool message: it says the same.
-    stored = conversation.messages.get(role=Role.TOOL, tool_call_id=event["tool_call_id"])
-    assert json.loads(stored.content) == event["result"]
-    return event["result"]
-
-
-def text_of(result: dict[str, Any]) -> str:
-    assert result["success"] is True, result
-    return result["content"][0]["text"]
-
-
-def answer(client, row: Elicitation, action: str, **fields: Any):
-    data: dict[str, Any] = {"action": action, "elicitation_id": row.pk}
-    data.update({f"answer-{name}": value for name, value in fields.items()})
-    url = reverse("chat:elicitation_answer", args=[row.conversation_id, row.pk])
-    return client.post(url, data)
-
-
-def page(client, conversation: Any) -> str:
-    return client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
 
 
 EVERYTHING = {

@@ -26,8 +26,7 @@ from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-
-from .test_end_to_end import answer, finished, pending, tool_result, wait_for
+from tests.support.mcp_flow import answer, finished, pending, tool_result, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -145,7 +144,7 @@ def test_a_dead_hosts_calls_are_interrupted_by_the_reaper(run_tool, server_url, 
 def test_a_server_that_stops_waiting_says_so_on_the_card(run_tool, client_in, settings):
     """A server whose own request timeout ends the question (the TypeScript SDK's 60 s):
     the card says the server stopped waiting, in the conversation's language."""
-    from tests.support.mcp_servers import impatient_server, serve
+    from bench.mcp_servers import impatient_server, serve
 
     with serve(impatient_server()) as url:
         conversation = run_tool("ask", url)
@@ -161,7 +160,7 @@ def test_a_server_that_stops_waiting_says_so_on_the_card(run_tool, client_in, se
 
 @pytest.fixture
 def ts_url():
-    from tests.support.mcp_servers import ts_server, ts_server_missing
+    from bench.mcp_servers import ts_server, ts_server_missing
 
     if (reason := ts_server_missing()) is not None:
         pytest.skip(reason)
@@ -181,7 +180,7 @@ def test_a_typescript_sdk_server_asks_through_the_host(run_tool, ts_url, client_
 
 
 def test_a_typescript_sdk_server_that_stops_waiting(run_tool, settings):
-    from tests.support.mcp_servers import ts_server, ts_server_missing
+    from bench.mcp_servers import ts_server, ts_server_missing
 
     if (reason := ts_server_missing()) is not None:
         pytest.skip(reason)

@@ -1,4 +1,4 @@
-"""Real MCP servers for tests, written with the official SDK's high-level server.
+"""Real MCP servers for tests and benchmarks, written with the official SDK's high-level server.
 
 `make_server()` speaks only 2025-11-25 (its `server/discover` names no 2026 revision,
 so a client in automatic mode falls back to the handshake): its tools ask mid-call with
@@ -6,7 +6,7 @@ so a client in automatic mode falls back to the handshake): its tools ask mid-ca
 in their results (`Resolve(Elicit…)`, or an `InputRequiredResult` they return).
 `serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
 URL; `dying_server()` runs the 2025-11-25 one in a subprocess whose `die` tool kills its
-own process mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
+own process mid-call. `python -m bench.mcp_servers PORT` is that subprocess.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     and the process (to kill it while a call is pending)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
+        [sys.executable, "-m", "bench.mcp_servers", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -267,7 +267,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         process.wait(5)
 
 
-TS_SERVER = Path(__file__).resolve().parent / "ts_server"
+TS_SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "ts_server"
 
 
 def ts_server_missing() -> str | None:
