@@ -26,7 +26,7 @@ from chat.runs import turn as turn_module
 from chat.runs.heartbeat import run_reap_stale
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support.mcp_flow import (  # noqa: E402
+from tests.support.mcp_flow import (
     answer,
     finished,
     page,
