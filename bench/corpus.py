@@ -151,7 +151,18 @@ BLOCKS_UNIT = (
     "        indented <questionnaire>{}</questionnaire>\n"
     "\n"
 )
-SHAPES = {"paragraph": PARAGRAPH_UNIT, "blocks": BLOCKS_UNIT, "ticks": ""}
+# Tag blocks of every kind the scanner reads (issue 25): JSON bodies it decodes, JSON that
+# never balances, openers at the ends of lines that wait for a closing tag, attributes,
+# closing tags in code spans and fences, a closing tag inside a JSON string, lone CRs.
+TAGS_UNIT = (
+    '<questionnaire>{"title":"T </questionnaire>","questions":[]}</questionnaire> `x`\n'
+    '<questionnaire id="x" lang=en>{"a": [1, {"b": "` x\n'
+    "text <sage-questionnaire>\n"
+    "`</questionnaire>` and\n```\n</sage-questionnaire>\n```\n"
+    "<questionnaire>" + "[" * 40 + "\r"
+    "&lt;questionnaire&gt;{}&lt;/questionnaire&gt;\r\n"
+)
+SHAPES = {"paragraph": PARAGRAPH_UNIT, "blocks": BLOCKS_UNIT, "ticks": "", "tags": TAGS_UNIT}
 
 
 def _ticks(size: int) -> str:

@@ -136,7 +136,8 @@ class AssistantMessage:
 
 @dataclass(frozen=True)
 class SelfCheckFailed:
-    """A final reply failed self-check: store it hidden plus the hidden diagnostic."""
+    """A reply (a final one, or a tool step's text, before its tools ran) failed
+    self-check: store it hidden plus the hidden diagnostic."""
 
     reply: str
     diagnostic: str

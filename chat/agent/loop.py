@@ -163,6 +163,12 @@ class _Loop:
     # --- tools ---------------------------------------------------------------------
 
     def _tool_step(self, completion: Completion) -> _Step:
+        # The step's text is checked before any of its tools runs: a failing step is
+        # repaired with nothing of it shown and no tool effect (a deferred form, an ask)
+        # left behind, whatever the tools would have ended the turn with.
+        kind = yield from self._checked(completion.content, completion.tool_calls)
+        if kind is None:
+            return None
         yield ToolStepStarted(self.iteration, completion.content, completion.tool_calls)
         results: list[ToolResult] = []
         failure: RunStopped | None = None
@@ -180,12 +186,6 @@ class _Loop:
         if stop is None and any(is_deferred(r.result) for r in results):
             stop = RunStopped(Stop.DEFERRED)
         awaiting = any(ends_awaiting_user(r.result) for r in results)
-        if stop is None and awaiting and completion.content.strip():
-            # The reply that ends the turn is checked like a final reply (spec 000); a
-            # failing one is repaired before anything of this step is shown.
-            repairing = yield from self._check_tool_reply(completion, results)
-            if repairing:
-                return None
         self.history.append(_assistant_dict(completion.content, completion.tool_calls))
         self.history.extend(_tool_dict(r) for r in results)
         self.signatures.append(
@@ -193,7 +193,7 @@ class _Loop:
         )
         if stop is None and awaiting:
             stop = RunStopped(Stop.AWAITING_USER_INPUT)
-        step = AssistantMessage(completion.content, completion.tool_calls, tuple(results))
+        step = AssistantMessage(completion.content, completion.tool_calls, tuple(results), kind)
         if stop is None and self._looping():
             yield replace(step, state=self.state())
             stop = RunStopped(Stop.LOOP_DETECTED)
@@ -241,52 +241,58 @@ class _Loop:
         recent = self.signatures[-limit:]
         return limit > 0 and len(recent) == limit and len(set(recent)) == 1
 
-    def _check_tool_reply(
-        self, completion: Completion, results: Sequence[ToolResult]
-    ) -> Generator[AgentEvent, None, bool]:
-        """True when the step's text failed self-check and the model is asked to repair
-        (the step stays in the model's context only); False to show the step as is."""
-        content = completion.content
+    # --- self-check and final replies -------------------------------------------------
+
+    def _checked(
+        self, content: str, calls: Sequence[ToolCall] = ()
+    ) -> Generator[AgentEvent, None, str | None]:
+        """Self-check text a person is about to see (spec 000, DESIGN §4.13): every model
+        text, however the turn then ends — a final reply, or the text of a tool step
+        that ends it awaiting input or deferred, or that the turn goes on after.
+
+        Returns the kind of the message to show ("reply", or "self_check_gave_up" once
+        the turn's attempts are spent), or None when the model was asked to repair: the
+        failed text and its calls stay in the model's context only, each call answered
+        "not run" (a chat-completions history needs a result for every call).
+        """
+        if not content.strip():
+            return "reply"
         check = self_check(content, lang=self.config.lang, required_names=self.required_names)
         if check.passed:
-            return False
+            self.required_names = frozenset()
+            return "reply"
         self.failed_checks += 1
         if self.failed_checks >= self.config.self_check_attempts:
-            return False  # given up: shown as it is, like a final reply
+            self.required_names = frozenset()
+            return "self_check_gave_up"  # shown as it is
         diagnostic = check.diagnostic or ""
         issues = tuple(i.to_dict() for i in check.issues)
-        self.history.append(_assistant_dict(content, completion.tool_calls))
-        self.history.extend(_tool_dict(r) for r in results)
+        self.history.append(_assistant_dict(content, calls))
+        self.history.extend(_tool_dict(ToolResult(call, _NOT_RUN)) for call in calls)
         self.history.append({"role": "user", "content": diagnostic})
         self.required_names = check.failed_names
         yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues, self.state())
-        return True
-
-    # --- final replies and self-check ------------------------------------------------
+        return None
 
     def _final_reply(self, content: str) -> _Step:
         if not content.strip():
             return RunStopped(Stop.COMPLETED)
-        check = self_check(content, lang=self.config.lang, required_names=self.required_names)
-        kind = "reply"
-        if not check.passed:
-            self.failed_checks += 1
-            if self.failed_checks < self.config.self_check_attempts:
-                diagnostic = check.diagnostic or ""
-                issues = tuple(i.to_dict() for i in check.issues)
-                self.history.append({"role": "assistant", "content": content})
-                self.history.append({"role": "user", "content": diagnostic})
-                self.required_names = check.failed_names
-                state = self.state()
-                yield SelfCheckFailed(content, diagnostic, self.failed_checks, issues, state)
-                return None  # ask the model again
-            kind = "self_check_gave_up"
+        kind = yield from self._checked(content)
+        if kind is None:
+            return None  # ask the model again
         self.history.append({"role": "assistant", "content": content})
         stop = RunStopped(
             Stop.AWAITING_USER_INPUT if has_questionnaire(content) else Stop.COMPLETED
         )
         yield AssistantMessage(content, kind=kind, state=self.state(), stop=stop)
         return stop
+
+
+_NOT_RUN = error_result(
+    "NOT_EXECUTED",
+    "Not run: the reply failed self-check. Output the complete corrected reply again, "
+    "with its tool calls.",
+)
 
 
 def _canonical(arguments: str) -> str:

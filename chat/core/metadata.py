@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast
 
+# A normalized ask is shaped where it is validated (the pure protocol); listed here with
+# every other key.
+from questionnaires.protocol.ask_payload import AskOption as AskOption
+from questionnaires.protocol.ask_payload import AskPayload as AskPayload
 from questionnaires.protocol.jsontypes import Json, JsonValue
 
 if TYPE_CHECKING:
@@ -18,31 +22,6 @@ if TYPE_CHECKING:
 
 
 # --- Message.metadata ------------------------------------------------------------------
-
-
-class AskOption(TypedDict):
-    label: str
-    value: Json
-    icon: NotRequired[str]
-    synonyms: NotRequired[list[str]]
-
-
-class AskPayload(TypedDict, total=False):
-    """A normalized spec-004 `ask_user_options` payload (questionnaires.asks.payloads)."""
-
-    type: Literal["options", "scale", "boolean", "free_text_only"]
-    question: str
-    field: str
-    options: list[AskOption]
-    allow_free_text: bool
-    free_text_placeholder: str
-    min: float
-    max: float
-    step: float
-    min_label: str
-    max_label: str
-    true_label: str
-    false_label: str
 
 
 class StructuredAnswerEnvelope(TypedDict):

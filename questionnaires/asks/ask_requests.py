@@ -18,9 +18,10 @@ from chat.core.errors import ChatError
 from chat.core.metadata import AskPayload
 from chat.core.models import Conversation, Message, Role
 from chat.core.services import message_check_size, message_create
-from questionnaires.asks.payloads import AskInvalid, PayloadError, ask_validate
-from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.services import ask_create
+from questionnaires.protocol import ProtocolError
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 
 
 @dataclass(frozen=True)
@@ -31,23 +32,24 @@ class AskRequest:
     reference: dict[str, str] | None
 
 
-def ask_request_check(payload: object, reference: object = None) -> AskRequest:
+def ask_request_check(payload: object, reference: object = None, *, lang: str) -> AskRequest:
     """The normalized ask and reference, or :class:`AskInvalid` listing every problem of
-    both (payload errors first; reference errors have `reference.*` codes and paths)."""
-    errors: list[PayloadError] = []
+    both (payload errors first; reference errors have `reference.*` codes and paths),
+    with messages in `lang`."""
+    errors: list[ProtocolError] = []
     ask: AskPayload = {}
     normalized: dict[str, str] | None = None
     try:
-        ask = ask_validate(payload)
+        ask = ask_validate(payload, lang=lang)
     except AskInvalid as invalid:
         errors.extend(invalid.errors)
     if reference is not None:
         try:
-            normalized = reference_validate(reference)
+            normalized = reference_validate(reference, lang=lang)
         except ReferenceInvalid as invalid:
             errors.extend(invalid.errors)
     if errors:
-        raise AskInvalid(errors)
+        raise AskInvalid(tuple(errors))
     return AskRequest(ask=ask, reference=normalized)
 
 
@@ -55,7 +57,7 @@ def ask_invalid_error(invalid: AskInvalid) -> ChatError:
     return ChatError(
         "ask_invalid",
         _("The question can't be shown. Fix every listed problem and send it again."),
-        details={"errors": [e.as_dict() for e in invalid.errors]},
+        details={"errors": [e.to_dict() for e in invalid.errors]},
     )
 
 
@@ -74,7 +76,7 @@ def ask_post(
     text = text.strip()
     message_check_size(text)
     try:
-        request = ask_request_check(payload, reference)
+        request = ask_request_check(payload, reference, lang=conversation.language)
     except AskInvalid as invalid:
         raise ask_invalid_error(invalid) from None
     with transaction.atomic():

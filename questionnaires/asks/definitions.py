@@ -10,7 +10,8 @@ A file is `<id>.<language>.yaml` (e.g. `knee.zh-hans.yaml`). Top level: `id`, `l
 `required` (default true), `order` (default: position), `when`, a simple dependency:
 `{field: other, in: [values]}` or `{field: other, not_in: [values]}`, and `reference`, the
 knowledge source shown as "Why we ask" when the slot is asked: `{title, snippet, source?,
-url?}` (`url` only http(s); see `questionnaires.asks.references`).
+url?}` (`url` only http(s); see `questionnaires.protocol.ask_reference`). A yes/no slot's
+default labels are in the definition's `language`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ import yaml
 
 from chat.core.metadata import AskPayload, intake_state
 from chat.core.models import Conversation
-from questionnaires.asks.payloads import AskInvalid, ask_validate
-from questionnaires.asks.references import ReferenceInvalid, reference_validate
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json
 
 DIRECTORY = Path(__file__).resolve().parent / "definitions"
@@ -118,7 +119,7 @@ def definition_parse(data: object, *, source: str = "<definition>") -> Definitio
         problems.append("`slots` must be a non-empty list")
         raw_slots = []
     for index, raw in enumerate(raw_slots, start=1):
-        slot = _slot(raw, index, problems)
+        slot = _slot(raw, index, problems, str(data.get("language") or "en"))
         if slot is not None:
             slots.append(slot)
     _check_references(slots, problems)
@@ -136,7 +137,7 @@ def definition_parse(data: object, *, source: str = "<definition>") -> Definitio
     )
 
 
-def _slot(raw: object, index: int, problems: list[str]) -> Slot | None:
+def _slot(raw: object, index: int, problems: list[str], lang: str) -> Slot | None:
     where = f"slots[{index}]"
     if not isinstance(raw, dict):
         problems.append(f"{where} must be a mapping")
@@ -155,7 +156,7 @@ def _slot(raw: object, index: int, problems: list[str]) -> Slot | None:
         order = index
     ask_keys = SLOT_KEYS - {"label", "required", "order", "when", "reference"}
     try:
-        ask = ask_validate({k: v for k, v in raw.items() if k in ask_keys})
+        ask = ask_validate({k: v for k, v in raw.items() if k in ask_keys}, lang=lang)
     except AskInvalid as invalid:
         problems.extend(
             f"{where}.{e.path or 'slot'}: {e.code} ({e.message})" for e in invalid.errors
@@ -168,7 +169,7 @@ def _slot(raw: object, index: int, problems: list[str]) -> Slot | None:
     reference = None
     if raw.get("reference") is not None:
         try:
-            reference = reference_validate(raw["reference"])
+            reference = reference_validate(raw["reference"], lang=lang)
         except ReferenceInvalid as invalid:
             problems.extend(f"{where}.{e.path}: {e.code} ({e.message})" for e in invalid.errors)
     return Slot(

@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from chat.core.metadata import AskOption, AskPayload
-from questionnaires.asks.payloads import scale_value
+from questionnaires.protocol.ask_payload import scale_value
 from questionnaires.protocol.jsontypes import Json
 
 CONFIDENCE_CLICK = 1.0

@@ -14,9 +14,9 @@ from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import Definition, conversation_definition
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.payloads import ask_widget, form_value
-from questionnaires.asks.references import reference_or_none
 from questionnaires.asks.state import state_view
+from questionnaires.protocol.ask_payload import ask_widget, form_value
+from questionnaires.protocol.ask_reference import reference_or_none
 from questionnaires.registry import AnswerSummary, Drafts, Panel
 
 DRAFT_PREFIX = "ask"

@@ -16,7 +16,7 @@ from questionnaires.asks.extract import (
     extract,
 )
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.payloads import option_for_value, scale_value
+from questionnaires.protocol.ask_payload import option_for_value, scale_value
 from questionnaires.protocol.jsontypes import Json
 
 Source = StructuredAnswer.Source

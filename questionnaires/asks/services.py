@@ -20,12 +20,12 @@ from chat.core.waits import WaitLimited, wait_open
 from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.payloads import AskInvalid, ask_validate
 from questionnaires.asks.presenter import DRAFT_PREFIX
-from questionnaires.asks.references import ReferenceInvalid, reference_validate
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch
 from questionnaires.drafts import draft_clear
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.registry import input_refuse_if_waiting
 
@@ -71,13 +71,13 @@ def ask_create(
     """Persist an ask as an assistant message and emit `ask_user_options`.
 
     An invalid payload never becomes a widget: it emits an `error` event listing every
-    problem and returns None. `reference` (optional, see `references.py`) is the knowledge
-    source behind the question: kept in the message metadata as `knowledge_reference` and
-    emitted as a `knowledge_reference` event; a malformed one emits an `error` event and
-    the question is asked without it.
+    problem and returns None. `reference` (optional, see `protocol/ask_reference.py`) is
+    the knowledge source behind the question: kept in the message metadata as
+    `knowledge_reference` and emitted as a `knowledge_reference` event; a malformed one
+    emits an `error` event and the question is asked without it.
     """
     try:
-        ask = ask_validate(payload)
+        ask = ask_validate(payload, lang=conversation.language)
     except AskInvalid as invalid:
         event_emit(
             conversation_id=conversation.pk,
@@ -85,7 +85,7 @@ def ask_create(
             data={
                 "code": "ask_invalid",
                 "message": _("The assistant sent a question that can't be shown."),
-                "errors": [e.as_dict() for e in invalid.errors],
+                "errors": [e.to_dict() for e in invalid.errors],
                 "run_id": run.pk if run else None,
             },
         )
@@ -170,7 +170,7 @@ def _reference_checked(
     if reference is None:
         return None
     try:
-        return reference_validate(reference)
+        return reference_validate(reference, lang=conversation.language)
     except ReferenceInvalid as invalid:
         event_emit(
             conversation_id=conversation.pk,
@@ -180,7 +180,7 @@ def _reference_checked(
                 "message": _(
                     "The source behind a question can't be shown; the question is asked without it."
                 ),
-                "errors": [e.as_dict() for e in invalid.errors],
+                "errors": [e.to_dict() for e in invalid.errors],
                 "field": ask["field"],
                 "run_id": run.pk if run else None,
             },

@@ -406,7 +406,9 @@ def _text(item: Mapping[str, object]) -> str:
         return ", ".join(parts + ([other] if other else []))
     if other:
         return other
-    answer = item.get("answer", item.get("label", ""))
+    # A single choice shows its label: ``answer`` is the option's value (since issue 25;
+    # envelopes stored before it carry the label in both).
+    answer = item.get("label", item.get("answer", ""))
     if isinstance(answer, list):
         return ", ".join(str(a) for a in answer)
     return "" if answer is None else str(answer)

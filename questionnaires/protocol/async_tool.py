@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .error_messages import is_zh
+from .catalogs import text
 from .normalize import normalize, normalize_arguments, question_from_dict
 from .segments import Questionnaire, ToolResultInvalid
 
@@ -36,11 +36,7 @@ def questionnaire_async(arguments: Any, *, lang: str = "zh-hans") -> dict[str, A
             "errors": [e.to_dict() for e in errors],
         }
     count = len(questions)
-    if is_zh(lang):
-        message = f"问卷已发起并等待用户回复，共 {count} 题。"
-    else:
-        noun = "question" if count == 1 else "questions"
-        message = f"Questionnaire started; waiting for the user's reply ({count} {noun})."
+    message = text("text.started_one" if count == 1 else "text.started", lang, count=str(count))
     result = {
         "success": True,
         "status": "awaiting_user_input",

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
+from . import catalogs
+
 MAX_FIELDS = 50
 MAX_OPTIONS = 100
 MAX_TEXT = 10_000  # any typed value; also caps what a `pattern` is run against
@@ -395,37 +397,9 @@ def fmt_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-# --- messages --------------------------------------------------------------------------
-
-MESSAGES: dict[str, tuple[str, str]] = {
-    "required": ("This field is required.", "此项为必填。"),
-    "not_text": ("Enter text.", "请输入文本。"),
-    "too_short": ("Enter at least {min} characters.", "至少输入 {min} 个字符。"),
-    "too_long": ("Enter at most {max} characters.", "最多输入 {max} 个字符。"),
-    "pattern_mismatch": ("This doesn't match the expected format.", "格式不符合要求。"),
-    "invalid_email": ("Enter a valid email address.", "请输入有效的电子邮件地址。"),
-    "invalid_uri": (
-        "Enter a full address, such as https://example.com.",
-        "请输入完整网址，例如 https://example.com。",
-    ),
-    "invalid_date": ("Enter a date (YYYY-MM-DD).", "请输入日期（YYYY-MM-DD）。"),
-    "invalid_datetime": ("Enter a date and time.", "请输入日期和时间。"),
-    "not_a_number": ("Enter a number.", "请输入数字。"),
-    "not_an_integer": ("Enter a whole number.", "请输入整数。"),
-    "below_minimum": ("Enter {minimum} or more.", "请输入不小于 {minimum} 的数。"),
-    "above_maximum": ("Enter {maximum} or less.", "请输入不大于 {maximum} 的数。"),
-    "not_boolean": ("Choose yes or no.", "请选择是或否。"),
-    "not_an_option": ("Choose one of the options.", "请从选项中选择。"),
-    "duplicate_items": ("Choose each option once.", "每个选项只能选一次。"),
-    "too_few_items": ("Choose at least {min}.", "至少选择 {min} 项。"),
-    "too_many_items": ("Choose at most {max}.", "最多选择 {max} 项。"),
-    "unknown_field": ("This field was not asked for.", "未请求此字段。"),
-    "not_an_object": ("The answer must be an object.", "答案必须是对象。"),
-}
+# --- messages ---------------------------------------------------------------------------
 
 
 def field_message(code: str, lang: str = "en", **details: Any) -> str:
-    """The human message of a field error code, in English or Simplified Chinese."""
-    english, chinese = MESSAGES.get(code, (code, code))
-    template = chinese if lang.lower().startswith("zh") else english
-    return template.format(**details)
+    """The human message of a field error code (``catalogs``: ``elicitation.<code>``)."""
+    return catalogs.text(f"elicitation.{code}", lang, **{k: str(v) for k, v in details.items()})

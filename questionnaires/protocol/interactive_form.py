@@ -40,8 +40,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .interactive_form_messages import EXPECTED as _EXPECTED
-from .interactive_form_messages import MESSAGES as _MESSAGES
+from .catalogs import text
+from .error_messages import type_name
 from .limits import (
     MAX_ID_CHARS,
     MAX_OPTION_CHARS,
@@ -100,24 +100,7 @@ class FormNormalization:
         return not self.errors
 
 
-def _is_zh(lang: str) -> bool:
-    return lang.lower().startswith("zh")
-
-
-def _received(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+_received = type_name
 
 
 def _allowed(values: list[str]) -> str:
@@ -140,14 +123,13 @@ def _show(value: Any) -> str:
 
 class _Errors:
     def __init__(self, lang: str) -> None:
-        self.zh = _is_zh(lang)
+        self.lang = lang
         self.items: list[dict[str, str]] = []
 
     def add(self, suffix: str, path: str, **details: Any) -> None:
-        english, chinese = _MESSAGES[suffix]
         if "expected" in details:
-            details["expected"] = _EXPECTED[details["expected"]][1 if self.zh else 0]
-        message = (chinese if self.zh else english).format(**details)
+            details["expected"] = text(f"{PREFIX}.expected.{details['expected']}", self.lang)
+        message = text(f"{PREFIX}.{suffix}", self.lang, **{k: str(v) for k, v in details.items()})
         self.items.append({"code": f"{PREFIX}.{suffix}", "path": path, "message": message})
 
     def fits(self, value: str, limit: int, path: str) -> bool:

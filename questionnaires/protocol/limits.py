@@ -26,6 +26,9 @@ MAX_OPTION_CHARS = 500
 MAX_ID_CHARS = 200
 """Characters in an explicit question id (ids end up in HTML ids and form names)."""
 
+MAX_BODY_BYTES = 64 * 1024
+"""Bytes of one fenced YAML or XML+JSON body (UTF-8)."""
+
 MAX_DEPTH = 32
 """Nesting of JSON arrays/objects or YAML collections in one block.  A questionnaire
 needs 5 levels (root, questions, question, options, option); a response 4."""

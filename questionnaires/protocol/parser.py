@@ -4,6 +4,9 @@ segments (DESIGN §4.2–4.9).  The renderer, self-check and the lint command al
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from .error_messages import make_error
 from .fenced import validate_fenced
 from .limits import MAX_BLOCKS
@@ -19,8 +22,10 @@ from .segments import (
     ResponseSegment,
     Segment,
 )
+from .text import parse_text
 from .xmljson import read_request, read_response
 
+_T = TypeVar("_T")
 _ALL_TAGS = SELF_CHECK_NAMES | response_names(SELF_CHECK_NAMES)
 _TRIGGER = "questionnaire"
 
@@ -92,20 +97,25 @@ def _segment(
     content: str, block: RawBlock, ordinal: int, qid: str, role: str, lang: str
 ) -> Segment:
     raw = content[block.start : block.end]
-    body = content[block.body_start : block.body_end]
+    body = parse_text(content[block.body_start : block.body_end])
     if block.kind == "fence":
         result = _fenced(block, body, qid, lang)
         encoding = "yaml"
     elif role == "user":
         return _response(block, raw, body, ordinal, lang)
     else:
-        result = _structural(block, "questionnaire", lang) or read_request(
-            body,
-            name=block.name,
-            questionnaire_id=qid,
-            lang=lang,
-            escaped=block.escaped,
-            first_line=block.line,
+        result = _tag_checked(
+            block,
+            "questionnaire",
+            lang,
+            lambda: read_request(
+                body,
+                name=block.name,
+                questionnaire_id=qid,
+                lang=lang,
+                escaped=block.escaped,
+                first_line=block.line,
+            ),
         )
         encoding = "json"
     if isinstance(result, Questionnaire):
@@ -133,11 +143,26 @@ def _too_many(content: str, block: RawBlock, count: int, role: str, lang: str) -
     )
 
 
-def _structural(block: RawBlock, prefix: str, lang: str) -> tuple[ProtocolError, ...]:
-    """Errors of a tag block's structure (mismatch, unclosed, self-closing)."""
-    if block.problem is None:
-        return ()
-    return (make_error(f"{prefix}.tag.{block.problem}", "", lang, **block.details),)
+def _tag_checked(
+    block: RawBlock, prefix: str, lang: str, read: Callable[[], _T | tuple[ProtocolError, ...]]
+) -> _T | tuple[ProtocolError, ...]:
+    """A tag block's body as ``read()`` reads it, after the tag's own errors: attributes
+    (reported with the body's errors, so one repair fixes both), then a structural
+    problem (mismatch, unclosed, self-closing), which leaves no body worth reading."""
+    errors: list[ProtocolError] = []
+    if block.attributes:
+        errors.append(
+            make_error(
+                f"{prefix}.tag.attributes", "", lang, name=block.name, attributes=block.attributes
+            )
+        )
+    if block.problem is not None:
+        errors.append(make_error(f"{prefix}.tag.{block.problem}", "", lang, **block.details))
+        return tuple(errors)
+    result = read()
+    if not errors:
+        return result
+    return tuple(errors) + (result if isinstance(result, tuple) else ())
 
 
 def _fenced(
@@ -165,8 +190,11 @@ def _fenced(
 
 
 def _response(block: RawBlock, raw: str, body: str, ordinal: int, lang: str) -> Segment:
-    result = _structural(block, "response", lang) or read_response(
-        body, lang=lang, escaped=block.escaped, first_line=block.line
+    result = _tag_checked(
+        block,
+        "response",
+        lang,
+        lambda: read_response(body, lang=lang, escaped=block.escaped, first_line=block.line),
     )
     if isinstance(result, dict):
         return ResponseSegment(raw, block.start, block.end, block.name, result, ordinal)

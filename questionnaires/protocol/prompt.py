@@ -6,7 +6,7 @@ examples below are checked by the tests to pass self-check.
 
 from __future__ import annotations
 
-from .error_messages import is_zh
+from .catalogs import is_zh
 
 _EN = """\
 # Asking the user structured questions
@@ -14,7 +14,9 @@ _EN = """\
 When you need the user to choose between options or fill in a short answer, ask with
 a questionnaire instead of a free-text question. The chat renders it as a form; the
 user's answer comes back in the next user message as
-<questionnaire-response>{json}</questionnaire-response>.
+<questionnaire-response>{json}</questionnaire-response>: each answer's `answer` is the
+chosen option's value (a list, in option order, for multi_choice; the typed text for
+free_text and "Other"), and `label` / `labels` is what the user saw.
 
 ## Preferred: a fenced YAML questionnaire inside your reply
 
@@ -67,8 +69,8 @@ Rules (a block that breaks one is shown as an error, not as a form):
 "text":"How should I continue?","options":["Continue","Adjust"],"default":"Continue"}]}\
 </questionnaire>
 
-Opening and closing tag names must match; the body is one JSON object. Use this form
-when you need stable question ids.
+Opening and closing tag names must match, with no attributes on the tags; the body is
+one JSON object, each key once. Use this form when you need stable question ids.
 
 ## The questionnaire_async tool
 
@@ -89,7 +91,9 @@ _ZH = """\
 
 需要用户在几个选项中选择或填写简短答案时，请使用问卷，而不是纯文字提问。
 聊天界面会把问卷渲染成表单；用户的回答会出现在下一条 user 消息中，格式为
-<questionnaire-response>{json}</questionnaire-response>。
+<questionnaire-response>{json}</questionnaire-response>：每个回答的 `answer` 是所选选项的
+value（多选为按选项顺序排列的数组；文本题和“其他”为用户输入的文字），`label` / `labels`
+是用户看到的文字。
 
 ## 推荐：在回复中写 fenced YAML 问卷
 
@@ -137,7 +141,8 @@ questions:
 <questionnaire>{"title":"下一步","questions":[{"id":"next","type":"single_choice",\
 "text":"接下来如何处理？","options":["继续","调整"],"default":"继续"}]}</questionnaire>
 
-开始和结束标签名称必须一致；内容是一个 JSON 对象。需要稳定的题目 id 时使用这种写法。
+开始和结束标签名称必须一致，标签不能带属性；内容是一个 JSON 对象，同一对象中每个键只出现
+一次。需要稳定的题目 id 时使用这种写法。
 
 ## questionnaire_async 工具
 

@@ -3,6 +3,11 @@
 ``build_response`` validates answers against the questionnaire (all problems at once)
 and returns the ``<name-response>{json}</name-response>`` text the model reads, the
 plain text the chat shows, and the payload dict.
+
+The envelope's ``answer`` carries option *values*, as Sage sends them: the value is the
+stable identifier an agent acts on, the label is for people.  A multi-choice ``answer``
+lists the values in the order the options are listed (not the order they were clicked),
+"Other" last with the typed text.  The readable text carries the labels.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .error_messages import is_zh, make_error, type_name
+from .catalogs import text
+from .error_messages import make_error, type_name
 from .names import OTHER_VALUE, envelope_type, response_tag
 from .segments import AnswerInvalid, BuiltResponse, ProtocolError, Question, Questionnaire
 
@@ -20,7 +26,7 @@ AnswerValue = str | Sequence[str]
 
 def other_label(lang: str) -> str:
     """The localized label of the "Other" choice."""
-    return "其他" if is_zh(lang) else "Other"
+    return text("text.other", lang)
 
 
 class _Builder:
@@ -59,7 +65,7 @@ class _Builder:
                 received_type=type_name(value),
             )
             return None
-        return {**head, "answer": value}
+        return {**head, "answer": value.strip()}
 
     def _single(
         self, question: Question, value: Any, head: dict[str, Any]
@@ -85,7 +91,7 @@ class _Builder:
         if value not in labels:
             self.error("answer.option_invalid", question.id, value=value, allowed=list(labels))
             return None
-        return {**head, "answer": labels[value], "value": value, "label": labels[value]}
+        return {**head, "answer": value, "value": value, "label": labels[value]}
 
     def _multi(self, question: Question, value: Any, head: dict[str, Any]) -> dict[str, Any] | None:
         if value is None:
@@ -106,8 +112,12 @@ class _Builder:
             else:
                 self.error("answer.option_invalid", question.id, value=item, allowed=list(labels))
         values = [v for v in labels if v in chosen]
-        answer = [labels[v] for v in values]
-        result = {**head, "answer": answer, "values": values, "labels": list(answer)}
+        result = {
+            **head,
+            "answer": list(values),
+            "values": values,
+            "labels": [labels[v] for v in values],
+        }
         if OTHER_VALUE in chosen:
             text = self.other(question)
             if text is None:
@@ -161,16 +171,14 @@ def build_response(
 
 def display_text(questionnaire: Questionnaire, payload: Mapping[str, Any], lang: str) -> str:
     """The readable answer: a title line, then one ``question: answer`` line each."""
-    zh = is_zh(lang)
-    sep, join = ("：", "、") if zh else (": ", ", ")
-    title = questionnaire.title or ("问卷" if zh else "Questionnaire")
-    lines = [title]
+    sep = text("text.separator", lang)
+    lines = [questionnaire.title or text("text.untitled", lang)]
     for item in payload.get("answers", []):
-        lines.append(f"{item.get('question', '')}{sep}{_answer_text(item, lang, sep, join)}")
+        lines.append(f"{item.get('question', '')}{sep}{_answer_text(item, lang, sep)}")
     return "\n".join(lines)
 
 
-def _answer_text(item: Mapping[str, Any], lang: str, sep: str, join: str) -> str:
+def _answer_text(item: Mapping[str, Any], lang: str, sep: str) -> str:
     other = item.get("other_text")
     other_part = f"{other_label(lang)}{sep}{other}" if other else ""
     if item.get("type") == "multi_choice":
@@ -183,5 +191,8 @@ def _answer_text(item: Mapping[str, Any], lang: str, sep: str, join: str) -> str
     elif other_part:
         parts = [other_part]
     else:
-        parts = [str(item.get("answer", ""))] if item.get("answer") else []
-    return join.join(parts) if parts else ("（未作答）" if is_zh(lang) else "(no answer)")
+        shown = item.get("label", item.get("answer"))
+        parts = [str(shown)] if shown else []
+    if not parts:
+        return text("text.no_answer", lang)
+    return text("text.list_separator", lang).join(parts)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from .error_messages import is_zh, make_error
+from .catalogs import text
+from .error_messages import make_error
 from .names import SELF_CHECK_NAMES
 from .parser import parse_with_names
 from .segments import InvalidSegment, QuestionnaireSegment, SelfCheckIssue, SelfCheckResult
@@ -99,30 +100,13 @@ DIAGNOSTIC_ISSUES = 50
 def diagnostic_text(issues: Sequence[SelfCheckIssue], lang: str) -> str:
     """The hidden repair request listing the issues (the first ``DIAGNOSTIC_ISSUES``:
     a hostile reply must not turn into a huge prompt)."""
-    zh = is_zh(lang)
-    lines = [
-        "[自检] 你上一条回复中的问卷未通过协议校验，用户看不到可交互的问卷。"
-        if zh
-        else "[self-check] Your previous reply contains questionnaire blocks that failed "
-        "validation, so the user cannot answer them."
-    ]
+    lines = [text("text.diagnostic.head", lang)]
     for issue in issues[:DIAGNOSTIC_ISSUES]:
         where = f"{issue.name}" + (f" ({issue.encoding})" if issue.encoding else "")
         path = f" {issue.path}" if issue.path else ""
         lines.append(f"- {where}{path}: {issue.message} [{issue.code}]")
     more = len(issues) - DIAGNOSTIC_ISSUES
     if more > 0:
-        lines.append(
-            f"（另有 {more} 个同类问题未列出。）"
-            if zh
-            else f"(and {more} more issues like these, not listed.)"
-        )
-    lines.append(
-        "请重新输出完整的回复（包括问卷前的说明文字和完整的问卷），修正以上所有问题。"
-        "可以在同一名称下改用 fenced YAML 或 XML+JSON 编码。不要解释这次修正。"
-        if zh
-        else "Output the COMPLETE corrected reply again (the prose before it and the whole "
-        "questionnaire), fixing every issue above. You may switch between fenced YAML and "
-        "XML+JSON under the same name. Do not comment on the correction."
-    )
+        lines.append(text("text.diagnostic.more", lang, count=str(more)))
+    lines.append(text("text.diagnostic.repair", lang))
     return "\n".join(lines)

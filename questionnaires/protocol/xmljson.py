@@ -13,18 +13,65 @@ import json
 from typing import Any
 
 from .error_messages import make_error, type_name
-from .limits import MAX_DEPTH
+from .limits import MAX_BODY_BYTES, MAX_DEPTH
 from .names import RESPONSE_TYPES
 from .normalize import normalize_arguments, question_from_dict
 from .segments import ProtocolError, Questionnaire
 
-MAX_BYTES = 64 * 1024
+MAX_DUPLICATE_ERRORS = 20
+"""Duplicate keys reported for one body (a hostile body could repeat thousands)."""
 
 
 class JsonProblem(Exception):
-    def __init__(self, error: ProtocolError) -> None:
-        super().__init__(error.code)
-        self.error = error
+    def __init__(self, *errors: ProtocolError) -> None:
+        super().__init__(errors[0].code)
+        self.errors = errors
+
+
+class _Duplicates:
+    """``object_pairs_hook`` that builds plain dicts and remembers which objects
+    repeated a key (by identity: the objects live as long as the parsed value)."""
+
+    def __init__(self) -> None:
+        self.found: dict[int, list[str]] = {}
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) < len(pairs):
+            seen: set[str] = set()
+            repeated: list[str] = []
+            for key, _ in pairs:
+                if key in seen and key not in repeated:
+                    repeated.append(key)
+                seen.add(key)
+            self.found[id(obj)] = repeated
+        return obj
+
+    def problem(self, data: Any, prefix: str, lang: str) -> JsonProblem:
+        """``{prefix}.json.duplicate_key`` for each repeated key (path: the key's)."""
+        return JsonProblem(
+            *(
+                make_error(f"{prefix}.json.duplicate_key", path, lang, key=key)
+                for path, key in self.paths(data)
+            )
+        )
+
+    def paths(self, data: Any) -> list[tuple[str, str]]:
+        """``(path, key)`` of every repeated key, in document order (iterative walk)."""
+        result: list[tuple[str, str]] = []
+        stack: list[tuple[Any, str]] = [(data, "")]
+        while stack and len(result) < MAX_DUPLICATE_ERRORS:
+            value, path = stack.pop()
+            if isinstance(value, dict):
+                for key in self.found.get(id(value), ()):
+                    result.append((f"{path}.{key}" if path else key, key))
+                children = [(v, f"{path}.{k}" if path else k) for k, v in value.items()]
+            elif isinstance(value, list):
+                children = [(v, f"{path}[{i}]") for i, v in enumerate(value, start=1)]
+            else:
+                continue
+            stack.extend(reversed(children))
+        return result[:MAX_DUPLICATE_ERRORS]
 
 
 def load_json_object(
@@ -38,12 +85,13 @@ def load_json_object(
     ``int()`` is a syntax error.
     """
     size = len(body.encode("utf-8"))
-    if size > MAX_BYTES:
+    if size > MAX_BODY_BYTES:
         raise JsonProblem(
-            make_error(f"{prefix}.json.too_large", "", lang, size=size, limit=MAX_BYTES)
+            make_error(f"{prefix}.json.too_large", "", lang, size=size, limit=MAX_BODY_BYTES)
         )
+    duplicates = _Duplicates()
     try:
-        data = _loads(body, escaped)
+        data = _loads(body, escaped, duplicates)
     except json.JSONDecodeError as exc:
         error = make_error(
             f"{prefix}.json.syntax",
@@ -63,6 +111,8 @@ def load_json_object(
         raise JsonProblem(error) from None
     if _deeper_than(data, MAX_DEPTH):
         raise JsonProblem(_too_deep(prefix, lang))
+    if duplicates.found:
+        raise duplicates.problem(data, prefix, lang)
     if not isinstance(data, dict):
         error = make_error(f"{prefix}.json.not_object", "", lang, received_type=type_name(data))
         raise JsonProblem(error)
@@ -87,12 +137,13 @@ def _deeper_than(data: Any, limit: int) -> bool:
     return False
 
 
-def _loads(body: str, escaped: bool) -> Any:
+def _loads(body: str, escaped: bool, hook: _Duplicates) -> Any:
     try:
-        return json.loads(body, strict=False)
+        return json.loads(body, strict=False, object_pairs_hook=hook)
     except json.JSONDecodeError:
         if escaped and "&" in body:
-            return json.loads(html.unescape(body), strict=False)
+            hook.found.clear()  # the first attempt's objects are gone (ids may be reused)
+            return json.loads(html.unescape(body), strict=False, object_pairs_hook=hook)
         raise
 
 
@@ -105,7 +156,7 @@ def read_request(
             body, prefix="questionnaire", lang=lang, escaped=escaped, first_line=first_line
         )
     except JsonProblem as problem:
-        return (problem.error,)
+        return problem.errors
     title, questions, errors = normalize_arguments(data, prefix="questionnaire.json", lang=lang)
     if errors:
         return tuple(errors)
@@ -131,7 +182,7 @@ def read_response(
             body, prefix="response", lang=lang, escaped=escaped, first_line=first_line
         )
     except JsonProblem as problem:
-        return (problem.error,)
+        return problem.errors
     errors: list[ProtocolError] = []
     rtype = data.get("type")
     if "type" in data and rtype not in RESPONSE_TYPES:

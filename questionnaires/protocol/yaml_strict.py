@@ -16,9 +16,7 @@ from typing import Any
 
 import yaml
 
-from .limits import MAX_DEPTH
-
-MAX_BYTES = 64 * 1024
+from .limits import MAX_BODY_BYTES, MAX_DEPTH
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -136,8 +134,8 @@ def load_strict(text: str) -> Any:
     An empty document gives ``None``.
     """
     size = len(text.encode("utf-8"))
-    if size > MAX_BYTES:
-        raise YamlProblem("questionnaire.yaml.too_large", size=size, limit=MAX_BYTES)
+    if size > MAX_BODY_BYTES:
+        raise YamlProblem("questionnaire.yaml.too_large", size=size, limit=MAX_BODY_BYTES)
     if text.lstrip()[:1] in ("{", "["):
         raise YamlProblem("questionnaire.yaml.not_block")
     builder = _Builder()

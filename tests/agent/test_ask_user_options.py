@@ -109,7 +109,8 @@ def test_errors_in_the_conversation_language():
     assert result["errors"][0] == {
         "code": "ask.question_required",
         "path": "question",
-        "message": "请提供问题。",
+        "message": "请提供 `question`（不超过 500 个字符的非空字符串）。",
+        "details": {"limit": 500},
     }
 
 

@@ -206,3 +206,69 @@ def test_a_reply_that_ends_with_a_tool_call_is_self_checked_too():
     assert shown.content == VALID and shown.tool_calls
     assert client.seen[1][-1] == {"role": "user", "content": failed.diagnostic}
     assert client.seen[1][-2]["role"] == "tool"
+
+
+def _counting(name: str, result: dict) -> tuple[Tool, list[dict]]:
+    runs: list[dict] = []
+
+    def execute(arguments, context: ToolContext):
+        runs.append(arguments)
+        return result
+
+    return Tool(name, "d", {"type": "object"}, execute), runs
+
+
+def test_text_next_to_a_deferred_form_is_checked_before_the_form_opens():
+    """Issue 25 item 1: an invalid questionnaire beside interactive_form_question used to
+    end the turn `deferred` unchecked."""
+    form, runs = _counting("form", {DEFERRED_FLAG: True, "success": True})
+    turns = [Turn(INVALID, (call("form", {"n": 1}),)), Turn(VALID, (call("form", {"n": 2}),))]
+    events, client = drive(turns, tools=(form,))
+    assert events[-1].stop_reason == Stop.DEFERRED
+    (failed,) = of(events, SelfCheckFailed)
+    assert failed.reply == INVALID
+    assert runs == [{"n": 2}]  # the failed step's form never opened
+    (shown,) = of(events, AssistantMessage)
+    assert shown.content == VALID and shown.kind == "reply"
+    # every call of the failed step was answered "not run" in the model's context
+    not_run = client.seen[1][-2]
+    assert not_run["role"] == "tool" and "NOT_EXECUTED" in not_run["content"]
+
+
+def test_tool_step_text_before_an_empty_final_reply_is_checked():
+    """Issue 25 item 1: the text of a step that the turn goes on after is seen too."""
+    search, runs = _counting("search", {"success": True, "hits": []})
+    turns = [
+        Turn(INVALID, (call("search", {"q": 1}),)),
+        Turn(VALID, (call("search", {"q": 2}),)),
+        Turn(""),
+    ]
+    events, _ = drive(turns, tools=(search,))
+    assert events[-1].stop_reason == Stop.COMPLETED
+    assert [f.reply for f in of(events, SelfCheckFailed)] == [INVALID]
+    assert runs == [{"q": 2}]
+    assert [m.content for m in of(events, AssistantMessage)] == [VALID]
+
+
+def test_a_passed_check_clears_the_names_a_repair_had_to_keep():
+    search, _ = _counting("search", {"success": True})
+    turns = [
+        Turn(INVALID, (call("search", {"q": 1}),)),
+        Turn(VALID, (call("search", {"q": 2}),)),
+        Turn("Thanks, that is all for now."),
+    ]
+    events, _ = drive(turns, tools=(search,))
+    assert len(of(events, SelfCheckFailed)) == 1
+    assert of(events, AssistantMessage)[-1].content == "Thanks, that is all for now."
+
+
+def test_a_tool_step_shown_after_the_last_attempt_runs_its_tools():
+    search, runs = _counting("search", {"success": True})
+    turns = [Turn(INVALID, (call("search", {"q": n}),)) for n in range(3)] + [Turn("")]
+    events, client = drive(turns, tools=(search,))
+    assert client.calls == 4
+    assert [f.attempt for f in of(events, SelfCheckFailed)] == [1, 2]
+    (shown,) = of(events, AssistantMessage)
+    assert shown.kind == "self_check_gave_up" and shown.tool_results
+    assert runs == [{"q": 2}]
+    assert events[-1].stop_reason == Stop.COMPLETED

@@ -51,7 +51,8 @@ def test_form_appears_run_stops_and_plain_text_offers_the_choice(page, server):
 
     page.fill("#id_content", "Actually, never mind")
     page.press("#id_content", "Enter")
-    choice = page.locator(".iform-pending")
+    # The composer's choice (the pending card itself is `section.iform-pending` too).
+    choice = page.get_by_role("group", name="A form is waiting")
     expect(choice).to_be_visible()
     expect(page.locator("#composer-error")).to_contain_text("A form is waiting")
     expect(page.locator("#id_content")).to_have_value("Actually, never mind")

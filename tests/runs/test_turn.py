@@ -256,3 +256,25 @@ def test_the_tour_end_to_end_through_services(scripted):
     assert ask.metadata["ask_user_options"]["field"] == "tour_feedback"
     failed = scripted.messages.filter(hidden=True, role="assistant")
     assert failed.count() == 1 and "multiple_choice" in failed.get().content
+
+
+def test_an_invalid_questionnaire_beside_a_form_is_repaired_before_the_form_opens(scripted, script):
+    """Issue 25 item 1: the text of a step that ends the turn `deferred` is self-checked;
+    the failed attempt opens no form and shows nothing."""
+    from questionnaires.models import InteractiveForm
+
+    form_args = {"questions": [{"id": "when", "question": "When?", "input_type": "text"}]}
+
+    def form_turn(text):
+        return Turn(text, (ToolCall("", "interactive_form_question", json.dumps(form_args)),))
+
+    script([form_turn(INVALID), form_turn(VALID)])
+    message_post_user(conversation=scripted, content="hi")
+    run = last_run(scripted)
+    assert (run.stop_reason, run.iterations) == ("deferred", 2)
+    form = InteractiveForm.objects.get()  # one form: the repaired step's
+    visible = scripted.messages.get(role="assistant", hidden=False)
+    assert visible.content == VALID and form.message_id == visible.pk
+    hidden = scripted.messages.get(role="assistant", hidden=True)
+    assert hidden.content == INVALID and hidden.metadata["kind"] == "self_check_failed"
+    assert [e["tool_call_id"] for e in events(scripted, "tool_call")] == [form.tool_use_id]

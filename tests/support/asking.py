@@ -83,6 +83,14 @@ def options(n: int) -> list[dict[str, str]]:
     return [{"label": f"L{i}", "value": f"v{i}"} for i in range(n)]
 
 
+REFERENCE = {  # a knowledge reference (spec 004 "知识库引用"), valid and normalized
+    "title": "Why swelling matters",
+    "snippet": "Swelling means fluid in the joint.",
+    "source": "Clinic intake guide",
+    "url": "https://example.org/knee#swelling",
+}
+
+
 # --- deferred forms (spec 003) -----------------------------------------------------------
 
 QUESTIONS: list[dict[str, Any]] = [

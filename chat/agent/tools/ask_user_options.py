@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from questionnaires.asks.ask_requests import ask_request_check
-from questionnaires.asks.payloads import AskInvalid
 from questionnaires.asks.services import ask_create
+from questionnaires.protocol.ask_payload import AskInvalid
 from questionnaires.protocol.jsontypes import JsonValue
 
 from .base import StoredCall, Tool, ToolContext
@@ -150,7 +150,7 @@ def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     payload, reference = _split(arguments)
     with translation.override(context.lang):
         try:
-            request = ask_request_check(payload, reference)
+            request = ask_request_check(payload, reference, lang=context.lang)
         except AskInvalid as invalid:
             return {
                 "success": False,
@@ -161,7 +161,7 @@ def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
                     "Nothing was shown to the user. Fix every listed problem and call "
                     "ask_user_options again."
                 ),
-                "errors": [e.as_dict() for e in invalid.errors],
+                "errors": [e.to_dict() for e in invalid.errors],
             }
         message = _("The question is shown to the user; their answer arrives as the next message.")
     return {

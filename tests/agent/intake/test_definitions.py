@@ -78,7 +78,7 @@ def test_slot_reference_is_validated_and_normalized():
         ({"title": "t", "snippet": "s", "url": "javascript:alert(1)"}, "slots[1].reference.url: reference.url_invalid"),
         ({"title": "t", "snippet": "s", "url": "file:///etc/passwd"}, "slots[1].reference.url: reference.url_invalid"),
         ({"snippet": "s"}, "slots[1].reference.title: reference.title_required"),
-        ({"title": "t", "snippet": "s", "cite": "x"}, "slots[1].reference: reference.unknown_keys (Unknown keys: cite.)"),
+        ({"title": "t", "snippet": "s", "cite": "x"}, 'slots[1].reference: reference.unknown_keys (Unknown keys: "cite"; allowed: title, snippet, source, url.)'),
         ("see the guide", "slots[1].reference: reference.not_object"),
     ],
 )  # fmt: skip
@@ -100,3 +100,12 @@ def test_shipped_references_in_both_languages():
                 assert slot.reference["source"] and not slot.reference["url"]
     assert found["knee.en"].slot("swelling").reference["title"] == "Why swelling matters"
     assert found["knee.zh-hans"].slot("swelling").reference["title"] == "为什么要问肿胀"
+
+
+def test_a_yes_no_slot_without_labels_speaks_the_definition_language():
+    """Labels no longer depend on whichever language was active when definitions loaded."""
+    english = definitions_all()["project_kickoff.en"].slot("has_deadline").ask
+    assert [o["label"] for o in english["options"]] == ["Yes", "No"]
+    slot = {"label": "A", "field": "a", "question": "q", "type": "boolean"}
+    chinese = definition_parse(_doc([slot], language="zh-hans")).slot("a").ask
+    assert [o["label"] for o in chinese["options"]] == ["是", "否"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, CONFIDENCE_EXACT, extract
-from questionnaires.asks.payloads import ask_validate
+from questionnaires.protocol.ask_payload import ask_validate
 from tests.support.asking import SPEC_PAYLOAD
 
 PAIN = ask_validate(

@@ -1,5 +1,6 @@
-"""`knowledge_reference` (spec 004 "知识库引用"): validation, the event, the stored
-metadata, and the "Why we ask" disclosure rendered (escaped) after a reload."""
+"""`knowledge_reference` (spec 004 "知识库引用") in the chat: the event, the stored
+metadata, and the "Why we ask" disclosure rendered (escaped) after a reload (validation:
+`tests/questionnaires/protocol/test_ask_reference.py`)."""
 
 from __future__ import annotations
 
@@ -8,65 +9,12 @@ import re
 import pytest
 
 from chat.core.models import Event, Message
-from questionnaires.asks.references import ReferenceInvalid, reference_or_none, reference_validate
 from questionnaires.asks.services import ask_create
+from tests.support.asking import REFERENCE as GOOD
 from tests.support.asking import SPEC_PAYLOAD
 from tests.support.htmlcheck import assert_inert
 
-GOOD = {
-    "title": "Why swelling matters",
-    "snippet": "Swelling means fluid in the joint.",
-    "source": "Clinic intake guide",
-    "url": "https://example.org/knee#swelling",
-}
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
-
-
-def _codes(raw):
-    with pytest.raises(ReferenceInvalid) as info:
-        reference_validate(raw)
-    return {(e.code, e.path) for e in info.value.errors}
-
-
-def test_valid_reference_is_normalized():
-    assert reference_validate(GOOD) == GOOD
-    minimal = reference_validate({"title": " T ", "snippet": " S "})
-    assert minimal == {"title": "T", "snippet": "S", "source": "", "url": ""}
-    assert reference_validate(minimal) == minimal  # re-validating is a no-op
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("just text", ("reference.not_object", "reference")),
-        ({"snippet": "s"}, ("reference.title_required", "reference.title")),
-        ({"title": "t", "snippet": ""}, ("reference.snippet_required", "reference.snippet")),
-        ({"title": "t", "snippet": 5}, ("reference.text_invalid", "reference.snippet")),
-        ({"title": "t" * 201, "snippet": "s"}, ("reference.text_invalid", "reference.title")),
-        ({"title": "t", "snippet": "s", "url": "javascript:alert(1)"}, ("reference.url_invalid", "reference.url")),
-        ({"title": "t", "snippet": "s", "url": "ftp://example.org/x"}, ("reference.url_invalid", "reference.url")),
-        ({"title": "t", "snippet": "s", "url": "https://"}, ("reference.url_invalid", "reference.url")),
-        ({"title": "t", "snippet": "s", "url": "https://a.org/x y"}, ("reference.url_invalid", "reference.url")),
-        ({"title": "t", "snippet": "s", "link": "x"}, ("reference.unknown_keys", "reference")),
-    ],
-)  # fmt: skip
-def test_invalid_reference_codes(raw, expected):
-    assert expected in _codes(raw)
-
-
-def test_every_problem_reported_at_once():
-    codes = _codes({"title": "", "snippet": "", "url": "data:text/html,x"})
-    assert {c for c, _ in codes} == {
-        "reference.title_required",
-        "reference.snippet_required",
-        "reference.url_invalid",
-    }
-
-
-def test_reference_or_none_never_raises():
-    assert reference_or_none(None) is None
-    assert reference_or_none({"title": "t"}) is None
-    assert reference_or_none(GOOD) == GOOD
 
 
 @pytest.mark.django_db
@@ -113,7 +61,8 @@ def test_malformed_reference_is_an_error_event_and_the_question_still_asked(exte
         {
             "code": "reference.url_invalid",
             "path": "reference.url",
-            "message": "“url” must be an http:// or https:// address.",
+            "message": "`url` must be an http:// or https:// address.",
+            "details": {},
         }
     ]
 

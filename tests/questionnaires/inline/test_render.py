@@ -84,13 +84,21 @@ def test_response_segment_renders_read_only_answer_card_with_raw_disclosure():
         "questionnaire_id": "7_q1",
         "status": "submitted",
         "answers": [
-            {
+            {  # the envelope carries the value, the card shows the label
                 "question_id": "q1",
                 "question": "Where to?",
                 "type": "single_choice",
-                "answer": "Rome",
-                "value": "Rome",
+                "answer": "rom",
+                "value": "rom",
                 "label": "Rome",
+            },
+            {  # stored before issue 25: the label in `answer` too
+                "question_id": "q0",
+                "question": "Old?",
+                "type": "single_choice",
+                "answer": "Yes",
+                "value": "y",
+                "label": "Yes",
             },
             {
                 "question_id": "q2",
@@ -109,7 +117,8 @@ def test_response_segment_renders_read_only_answer_card_with_raw_disclosure():
     )
     html = render(message).html
     assert 'class="qanswer"' in html and "Trip plan" in html
-    assert "<dd>Rome</dd>" in html and "<dd>Car, Bike</dd>" in html
+    assert "<dd>Rome</dd>" in html and "<dd>Car, Bike</dd>" in html and "<dd>Yes</dd>" in html
+    assert "rom<" not in html
     assert "<details" in html and "&lt;questionnaire-response&gt;" in html
 
 

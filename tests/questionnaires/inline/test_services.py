@@ -129,3 +129,34 @@ def test_async_card_submit_uses_the_tool_result_and_call_id(conversation):
     result = submit(conversation, card, qid="call_trip", answers={"dest": "Bergen"})
     assert '"questionnaire_id":"call_trip"' in result.user_message.content
     assert result.user_message.display_content == "Async trip\nWhere?: Bergen"
+
+
+def test_the_envelope_carries_option_values_and_people_read_labels(conversation):
+    """Sage's behaviour (issue 25 item 3): the model gets the values, in option order."""
+    arguments = {
+        "title": "Async trip",
+        "questions": [
+            {
+                "id": "dest",
+                "type": "single_choice",
+                "text": "Where?",
+                "options": [{"value": "osl", "label": "Oslo"}, {"value": "bgo", "label": "Bergen"}],
+            },
+            {
+                "id": "how",
+                "type": "multi_choice",
+                "text": "How?",
+                "options": [{"value": "train", "label": "Train"}, {"value": "car", "label": "Car"}],
+            },
+        ],
+    }
+    card = post_async_card(conversation, arguments=arguments)
+    answers = {"dest": "bgo", "how": ["car", "train"]}
+    result = submit(conversation, card, qid="call_trip", answers=answers)
+    payload = Submission.objects.get().payload
+    dest, how = payload["answers"]
+    assert (dest["answer"], dest["value"], dest["label"]) == ("bgo", "bgo", "Bergen")
+    assert how["answer"] == how["values"] == ["train", "car"]
+    assert how["labels"] == ["Train", "Car"]
+    assert '"answer":"bgo"' in result.user_message.content
+    assert result.user_message.display_content == "Async trip\nWhere?: Bergen\nHow?: Train, Car"

@@ -105,17 +105,17 @@ texts = st.text(min_size=1, max_size=20).filter(lambda s: s.strip() != "")
 
 @st.composite
 def answered(draw: st.DrawFn) -> tuple[Questionnaire, dict[str, object], dict[str, str]]:
-    labels = draw(st.lists(texts, min_size=1, max_size=4, unique=True))
-    options = tuple(Option(v, v) for v in labels)
+    values = draw(st.lists(texts, min_size=1, max_size=4, unique=True))
+    options = tuple(Option(v, f"«{v}»") for v in values)
     questions = (
-        Question("q1", "single_choice", draw(texts), options, labels[0], allow_other=True),
+        Question("q1", "single_choice", draw(texts), options, values[0], allow_other=True),
         Question("q2", "multi_choice", draw(texts), options, (), allow_other=True),
         Question("q3", "free_text", draw(texts), (), ""),
     )
     name = draw(st.sampled_from(["questionnaire", "sage-questionnaire"]))
     questionnaire = Questionnaire(name, "m_q1", draw(texts), questions)
-    single = draw(st.sampled_from([*labels, OTHER_VALUE]))
-    multi = draw(st.lists(st.sampled_from([*labels, OTHER_VALUE]), unique=True))
+    single = draw(st.sampled_from([*values, OTHER_VALUE]))
+    multi = draw(st.lists(st.sampled_from([*values, OTHER_VALUE]), unique=True))
     other = {"q1": draw(texts), "q2": draw(texts)}
     return questionnaire, {"q1": single, "q2": multi, "q3": draw(st.text(max_size=30))}, other
 
@@ -137,4 +137,14 @@ def test_build_response_round_trip(
     }
     assert got["q1"] == answers["q1"]
     assert set(got["q2"]) == set(answers["q2"])  # type: ignore[arg-type]
-    assert got["q3"] == answers["q3"]
+    assert got["q3"] == answers["q3"].strip()  # type: ignore[union-attr]
+    # The envelope carries values (multiple choice in the order the options are listed,
+    # "Other" as its typed text); the readable text carries the labels.
+    first, second, _ = built.payload["answers"]
+    order = [o.value for o in questionnaire.questions[1].options] + [OTHER_VALUE]
+    assert got["q2"] == sorted(got["q2"], key=order.index)
+    typed = [other["q2"].strip()] if OTHER_VALUE in got["q2"] else []
+    assert second["answer"] == [v for v in got["q2"] if v != OTHER_VALUE] + typed
+    if answers["q1"] != OTHER_VALUE:
+        assert first["answer"] == answers["q1"] and first["label"] == f"«{answers['q1']}»"
+        assert f": {first['label']}" in built.display

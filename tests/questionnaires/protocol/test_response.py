@@ -75,7 +75,7 @@ def test_multi_choice_and_other() -> None:
         "question_id": "q2",
         "question": "Extras?",
         "type": "multi_choice",
-        "answer": ["Docker", "CI", "Kubernetes"],
+        "answer": ["docker", "ci", "Kubernetes"],
         "values": ["docker", "ci", OTHER_VALUE],
         "labels": ["Docker", "CI", "Other"],
         "other_text": "Kubernetes",
@@ -91,6 +91,30 @@ def test_multi_choice_and_other() -> None:
         "是否继续当前任务？: 继续",
         "Extras?: Docker, CI, Other: Kubernetes",
         "Notes?: none",
+    ]
+
+
+def test_the_envelope_carries_values_and_the_readable_text_labels() -> None:
+    """Sage sends the chosen option's value; people read its label (issue 25 item 3)."""
+    single = Question(
+        "q1", "single_choice", "Next?", (Option("continue", "继续"), Option("stop", "停止"))
+    )
+    multi = Question(
+        "q2", "multi_choice", "Where?", (Option("eu", "Europe"), Option("us", "Americas"))
+    )
+    q = _questionnaire("questionnaire", single, multi, TEXT)
+    built = build_response(q, {"q1": "continue", "q2": ["us", "eu"], "q3": "  as is \n"})
+    first, second, third = built.payload["answers"]
+    assert (first["answer"], first["value"], first["label"]) == ("continue", "continue", "继续")
+    # multiple choice in the order the options are listed, whatever the click order
+    assert second["answer"] == second["values"] == ["eu", "us"]
+    assert second["labels"] == ["Europe", "Americas"]
+    assert third["answer"] == "as is"  # free text is trimmed
+    assert built.display.splitlines() == [
+        "任务已暂停",
+        "Next?: 继续",
+        "Where?: Europe, Americas",
+        "Notes?: as is",
     ]
 
 

@@ -1,8 +1,10 @@
+"""`ask_user_options` payloads (spec 004): validation, normalization, widgets, messages."""
+
 from __future__ import annotations
 
 import pytest
 
-from questionnaires.asks.payloads import AskInvalid, ask_validate, ask_widget, scale_value
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate, ask_widget, scale_value
 from tests.support.asking import SPEC_PAYLOAD
 from tests.support.asking import options as _options
 
@@ -112,3 +114,29 @@ def test_scale_value_snaps_and_bounds():
 def test_normalizing_twice_changes_nothing(payload):
     once = ask_validate(payload)
     assert ask_validate(once) == once
+
+
+def test_messages_and_default_labels_follow_the_language_without_django():
+    chinese = ask_validate({"question": "q", "field": "f", "type": "boolean"}, lang="zh-hans")
+    assert [o["label"] for o in chinese["options"]] == ["是", "否"]
+    english = ask_validate({"question": "q", "field": "f", "type": "boolean"})
+    assert [o["label"] for o in english["options"]] == ["Yes", "No"]
+    with pytest.raises(AskInvalid) as info:
+        ask_validate({"question": "q", "field": "f", "options": _options(51)}, lang="zh-hans")
+    (error,) = info.value.errors
+    assert (error.code, error.path) == ("ask.options_too_many", "options")
+    assert error.message == "最多允许 50 个选项（实际 51 个）。"
+    assert error.details == {"count": 51, "limit": 50}
+
+
+def test_duplicate_option_values_name_the_first_one():
+    options = [
+        {"label": "a", "value": "x"},
+        {"label": "b", "value": "y"},
+        {"label": "c", "value": "x"},
+    ]
+    with pytest.raises(AskInvalid) as info:
+        ask_validate({"question": "q", "field": "f", "options": options})
+    (error,) = info.value.errors
+    assert (error.path, error.details) == ("options[3].value", {"value": "x", "first_index": 1})
+    assert error.message == 'Option value "x" is already used by option 1.'
