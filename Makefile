@@ -51,7 +51,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: $(STAMP) lint
+# The TypeScript-SDK MCP server some tests talk to (skipped with a reason without node).
+TS_SERVER := tests/support/ts_server
+$(TS_SERVER)/node_modules/.installed: $(TS_SERVER)/package-lock.json
+	if command -v npm >/dev/null; then cd $(TS_SERVER) && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
+
+test: $(STAMP) lint $(TS_SERVER)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The production shape: DEBUG off, migrations, collected + compressed static files, several

@@ -123,7 +123,7 @@ class LiveServer:
         """Run Django code whose last printed line is one JSON value; return it."""
         return json.loads(self.shell(code).strip().splitlines()[-1])
 
-    def start(self, *, migrate: bool = True) -> LiveServer:
+    def start(self, *, migrate: bool = True, timeout: float = 40) -> LiveServer:
         """Migrate, then `manage.py serve` (the production launcher) on the free port."""
         if migrate:
             self.manage("migrate", "--noinput", "-v0")
@@ -134,7 +134,7 @@ class LiveServer:
             "--run-workers", str(self.run_workers), "--grace", "3",
         ]  # fmt: skip
         self.procs.append(subprocess.Popen(serve, cwd=ROOT, env=self.env, stdout=log, stderr=log))
-        self.wait_ready()
+        self.wait_ready(timeout)
         return self
 
     def wait_ready(self, timeout: float = 40) -> None:

@@ -6,15 +6,16 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.metadata import intake_state, state_of
-from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt
+from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt, Wait
 from chat.core.services import api_token_create
 from chat.edge.page import message_item
 from chat.mcphost.models import MODEL_AGENTS, McpServer
+from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
@@ -151,6 +152,19 @@ class RunAttemptInline(admin.TabularInline):
         return False
 
 
+class WaitInline(admin.TabularInline):
+    """What the run waits for (or waited for), until when, and how it ended."""
+
+    model = Wait
+    extra = 0
+    can_delete = False
+    fields = ("kind", "ref", "tool_call_id", "resumes_run", "status", "deadline", "closed_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        return False
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
     list_display = (
@@ -166,7 +180,7 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ("status", "stop_reason")
     search_fields = ("conversation__title", "error", "worker")
     readonly_fields = ("attempts", "worker", "heartbeat_at", "checkpoint")
-    inlines = [RunAttemptInline]
+    inlines = [RunAttemptInline, WaitInline]
 
 
 @admin.register(Event)
@@ -273,10 +287,12 @@ class McpServerForm(forms.ModelForm):
 @admin.register(McpServer)
 class McpServerAdmin(admin.ModelAdmin):
     form = McpServerForm
-    list_display = ("name", "url", "enabled", "agents_list", "secrets", "warnings", "updated_at")
+    list_display = (
+        "name", "url", "enabled", "agents_list", "secrets", "health", "warnings", "updated_at"
+    )  # fmt: skip
     list_filter = ("enabled",)
     search_fields = ("name", "url")
-    readonly_fields = ("stored_secrets", "tool_warnings", "created_at", "updated_at")
+    readonly_fields = ("stored_secrets", "health", "tool_warnings", "created_at", "updated_at")
     fields = (
         "name",
         "url",
@@ -286,10 +302,27 @@ class McpServerAdmin(admin.ModelAdmin):
         "headers_text",
         "bearer",
         "clear_secrets",
+        "health",
         "tool_warnings",
         "created_at",
         "updated_at",
     )
+
+    @admin.display(description=_("health"))
+    def health(self, obj: McpServer) -> str:
+        """The negotiated revision, the last success and error, the circuit breaker."""
+        state = McpServerState.objects.filter(server_id=obj.pk).first()
+        if state is None:
+            return "—"
+        parts = [
+            f"{_('protocol revision')}: {state.revision or '?'}",
+            f"{_('last success at')}: {state.last_success_at or '—'}",
+        ]
+        if state.last_error:
+            parts.append(f"{_('last error')}: {state.last_error} ({state.last_error_at})")
+        if state.open_until and state.open_until > timezone.now():
+            parts.append(f"{_('left out until')}: {state.open_until}")
+        return " · ".join(parts)
 
     @admin.display(description=_("agents"))
     def agents_list(self, obj: McpServer) -> str:

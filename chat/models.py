@@ -13,8 +13,10 @@ from chat.core.models import (
     RunAttempt,
     RunStatus,
     StopReason,
+    Wait,
 )
 from chat.mcphost.models import McpServer
+from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.skills.models import Skill
 
 __all__ = [
@@ -22,7 +24,10 @@ __all__ = [
     "ApiToken",
     "Conversation",
     "Event",
+    "McpCall",
+    "McpHostLease",
     "McpServer",
+    "McpServerState",
     "Message",
     "Role",
     "Run",
@@ -30,4 +35,5 @@ __all__ = [
     "RunStatus",
     "Skill",
     "StopReason",
+    "Wait",
 ]

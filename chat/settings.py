@@ -339,12 +339,10 @@ AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
 # The longest a turn may take on one worker (seconds): at the soft limit the run fails
 # with `turn_time_limit`; at the hard limit the worker process is killed.
 # How long an MCP server's elicitation waits for the person (seconds) before it expires
-# and the server gets `cancel`; a turn may spend that long inside one tool call.
+# and the server gets `cancel`. No worker waits meanwhile (the run is suspended), so a
+# turn's time limits don't depend on it.
 MCP_ELICITATION_TIMEOUT = int(os.environ.get("MCP_ELICITATION_TIMEOUT", "1800"))
-# (at least the elicitation limit + 5 minutes, so a person is never cut off mid-answer)
-AGENT_TURN_SOFT_TIME_LIMIT = int(
-    os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", str(max(600, MCP_ELICITATION_TIMEOUT + 300)))
-)
+AGENT_TURN_SOFT_TIME_LIMIT = int(os.environ.get("AGENT_TURN_SOFT_TIME_LIMIT", "600"))
 AGENT_TURN_TIME_LIMIT = int(
     os.environ.get("AGENT_TURN_TIME_LIMIT", str(AGENT_TURN_SOFT_TIME_LIMIT + 30))
 )
@@ -378,6 +376,36 @@ MCP_SECRETS_KEY_FILE = os.environ.get("MCP_SECRETS_KEY_FILE") or str(BASE_DIR / 
 MCP_MAX_TOOLS = int(os.environ.get("MCP_MAX_TOOLS", "128"))
 MCP_TOOL_DESCRIPTION_MAX = int(os.environ.get("MCP_TOOL_DESCRIPTION_MAX", "2000"))
 MCP_TOOL_SCHEMA_MAX = int(os.environ.get("MCP_TOOL_SCHEMA_MAX", "20000"))
+# How long a run's worker waits for the MCP session host's result of a call to a
+# 2025-11-25 server before the run suspends (a call that doesn't ask the person finishes
+# in the same attempt); how long the host's lease lives without a heartbeat before its
+# pending calls are ended as interrupted.
+# Where the MCP session host runs: "process" (`manage.py mcp_session_host`, started by
+# `manage.py serve`; the default with AGENT_RUNNER=celery) or "thread" (a background
+# thread of the web process; the default otherwise).
+MCP_SESSION_HOST = os.environ.get("MCP_SESSION_HOST", "")
+if MCP_SESSION_HOST not in {"", "thread", "process"}:
+    raise ImproperlyConfigured(
+        f"MCP_SESSION_HOST must be thread or process (or unset), not {MCP_SESSION_HOST!r}"
+    )
+MCP_HOST_GRACE_SECONDS = float(os.environ.get("MCP_HOST_GRACE_SECONDS", "3"))
+MCP_HOST_LEASE_SECONDS = float(os.environ.get("MCP_HOST_LEASE_SECONDS", "15"))
+# The circuit breaker per MCP server: after a failure or a timeout its tools are left out
+# for MCP_BREAKER_COOLOFF seconds, doubling with each consecutive failure up to
+# MCP_BREAKER_MAX_COOLOFF.
+MCP_BREAKER_COOLOFF = float(os.environ.get("MCP_BREAKER_COOLOFF", "30"))
+MCP_BREAKER_MAX_COOLOFF = float(os.environ.get("MCP_BREAKER_MAX_COOLOFF", "1800"))
+# Person-waits (cards, forms, asks, MCP elicitations; chat.core.waits): open ones per
+# user and per conversation; questions one tool call and one turn may ask; how long a
+# card that ends the turn (inline, form, ask) stays open.
+WAITS_PER_USER = int(os.environ.get("WAITS_PER_USER", "20"))
+WAITS_PER_CONVERSATION = int(os.environ.get("WAITS_PER_CONVERSATION", "10"))
+WAITS_PER_TOOL_CALL = int(os.environ.get("WAITS_PER_TOOL_CALL", "3"))
+WAITS_PER_TURN = int(os.environ.get("WAITS_PER_TURN", "6"))
+WAIT_TIMEOUT = int(os.environ.get("WAIT_TIMEOUT", str(7 * 24 * 3600)))
+# An external runtime's run with no activity (no API or MCP call) for this many minutes
+# ends (`idle`), and the page stops saying the assistant is working.
+EXTERNAL_RUN_IDLE_MINUTES = float(os.environ.get("EXTERNAL_RUN_IDLE_MINUTES", "10"))
 # Lifetime of a run's MCP / skill identity tokens (seconds).
 RUN_TOKEN_MAX_AGE_SECONDS = int(os.environ.get("RUN_TOKEN_MAX_AGE_SECONDS", str(6 * 3600)))
 # Largest skill archive accepted by /api/v1/kinds/skills/upload (bytes).

@@ -69,7 +69,14 @@ def api_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/", api.conversations, name="conversations"),
         path("conversations/<id:conversation_id>/messages", api.messages, name="messages"),
         path("conversations/<id:conversation_id>/events", api.events, name="events"),
-        path("conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
+        path(
+            "conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"
+        ),
+        path(
+            "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
+            run_identity_api.run_cancel,
+            name="run_cancel_api",
+        ),
         path("kinds/skills", skills_api.skill_list, name="skills"),
         path("kinds/skills/upload", skills_api.skill_upload, name="skill_upload"),
         path("kinds/skills/<id:skill_id>", skills_api.skill_update, name="skill_update"),

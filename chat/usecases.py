@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from chat.agent.intake import intake_select
 from chat.core.errors import ChatError
 from chat.core.models import AgentKind, Conversation, Message, Run
-from chat.core.runs import run_start
+from chat.core.runs import run_create, run_start
 from chat.core.services import answer_post
 from questionnaires.asks.definitions import definition_ids
 from questionnaires.forms.answers import interactive_form_answer
@@ -23,7 +23,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
         if definition_id not in dict(definition_ids()):
             raise ChatError("intake_unknown", _("Unknown intake “%(id)s”.") % {"id": definition_id})
         intake_select(conversation=conversation, definition_id=definition_id)
-    run = Run.objects.create(conversation=conversation)
+    run = run_create(conversation=conversation)
     # The intake agent is offline and instant: its first turn runs within the request, so
     # the page (also without JavaScript) opens with the first questions.
     run_start(run_id=run.pk, inline=True)

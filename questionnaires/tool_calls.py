@@ -1,8 +1,9 @@
 """Storing an assistant message that carries tool calls — one path for every caller.
 
 The built-in agent loop (`chat.runs.turn`), external runtimes over the JSON API and the
-MCP endpoint all store tool-calling assistant messages here, so whatever a tool left for
-its tool block (a deferred form's render payload) is attached the same way everywhere.
+MCP endpoint all store tool-calling assistant messages here. What a tool's call adds to
+its message (a deferred form's render payload) is its `persisted` hook's work
+(chat.agent.steps), in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from django.db import transaction
 from chat.core.metadata import MessageMetadata
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.services import message_create
-from questionnaires.forms.services import form_attach_to_message
 from questionnaires.protocol.jsontypes import JsonValue
 
 
@@ -37,6 +37,4 @@ def assistant_message_create(
         readonly=readonly,
         run=run,
     )
-    if tool_calls:
-        form_attach_to_message(message)
     return message

@@ -60,6 +60,16 @@ def _no_demo_mcp_server(request):
 
 
 @pytest.fixture(autouse=True)
+def _no_session_host_between_tests():
+    """A test that handed a call to the in-process MCP session host stops it before its
+    database goes away (the next test that needs one starts its own)."""
+    yield
+    from chat.mcphost import host
+
+    host.host_thread_stop()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     """Each test starts with an empty cache (rendered messages, bad-token counters)."""
     from django.core.cache import cache

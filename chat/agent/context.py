@@ -40,7 +40,9 @@ def context_messages(*, conversation: Conversation) -> list[dict[str, JsonValue]
     issued: set[str] = set()
     hidden = RUNTIME_ONLY | registry.hidden_from_model()
     for message in stored:
-        if metadata_of(message).get("kind") in hidden:
+        metadata = metadata_of(message)
+        # (a step's message stored before its tools ran: the loop adds the step itself)
+        if metadata.get("kind") in hidden or metadata.get("step") == "open":
             continue
         item = _to_openai(message, answered, issued)
         if item is not None:

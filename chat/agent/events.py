@@ -178,3 +178,5 @@ class Stop:
     LOOP_DETECTED = "loop_detected"
     CANCELLED = "cancelled"
     ERROR = "error"
+    # Not an end: the run waits outside any process and resumes later (RunStatus.SUSPENDED).
+    SUSPENDED = "suspended"

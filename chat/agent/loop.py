@@ -38,7 +38,7 @@ from .events import (
 )
 from .llm.base import Completion, LLMClient, LLMError
 from .notices import loop_recovery_notice, pause_notice
-from .tools.base import Tool, ToolContext, ToolStop, ends_awaiting_user, is_deferred
+from .tools.base import Tool, ToolContext, ToolStop, ToolSuspended, ends_awaiting_user, is_deferred
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class _Loop:
             yield ToolCallEvent(call)
             stop: RunStopped | None = None
             if failure is None:
-                result, stop = self._execute(call)
+                result, stop = self._execute(call, results)
                 failure = stop
             else:
                 result = error_result("NOT_EXECUTED", "Skipped after an earlier tool failed.")
@@ -203,7 +203,9 @@ class _Loop:
         yield replace(step, state=self.state(), stop=stop)
         return stop
 
-    def _execute(self, call: ToolCall) -> tuple[dict[str, JsonValue], RunStopped | None]:
+    def _execute(
+        self, call: ToolCall, earlier: Sequence[ToolResult] = ()
+    ) -> tuple[dict[str, JsonValue], RunStopped | None]:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools) or "none"
@@ -216,7 +218,14 @@ class _Loop:
             stop = RunStopped(Stop.ERROR, "tool_arguments_invalid", message)
             return error_result("INVALID_JSON", message), stop
         try:
-            return tool.execute(arguments, replace(self.context, call_id=call.id)), None
+            context = replace(
+                self.context, call_id=call.id, earlier_results=tuple(r.result for r in earlier)
+            )
+            return tool.execute(arguments, context), None
+        except ToolSuspended:
+            # The call waits outside the run (journaled by its tool): the turn stops here
+            # and a later attempt replays this step up to this call.
+            raise _Stopped(RunStopped(Stop.SUSPENDED)) from None
         except ToolStop as exc:
             stop = RunStopped(Stop.ERROR, exc.code, exc.message)
             return exc.result or error_result(exc.code.upper(), exc.message), stop

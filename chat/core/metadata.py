@@ -56,6 +56,9 @@ class MessageMetadata(TypedDict, total=False):
     # "loop", "self_check_failed", "self_check_diagnostic", "run_error"; the MCP endpoint:
     # "mcp"; a kind's own messages: its registry name, e.g. "elicitation").
     kind: str
+    # the runs layer: a step's message stored before its tools ran ("open" until the step
+    # is stored whole; the model's context leaves it out meanwhile)
+    step: str
     attempt: int  # self-check: which repair attempt
     issues: list[Mapping[str, JsonValue]]  # self-check: what was wrong
     name: str  # a tool result: the tool's name

@@ -89,6 +89,11 @@ class Message(models.Model):
 class RunStatus(models.TextChoices):
     QUEUED = "queued", _("Queued")
     RUNNING = "running", _("Running")
+    # Waiting inside a tool call for something outside any process (a person answering
+    # an MCP server's question, the MCP session host): no worker holds it; its `Wait`
+    # rows say what it waits for and until when, and it is queued again (a new attempt
+    # resuming from its last persisted step) once they are all closed.
+    SUSPENDED = "suspended", _("Waiting")
     FINISHED = "finished", _("Finished")
     FAILED = "failed", _("Failed")
     CANCELLED = "cancelled", _("Cancelled")
@@ -98,6 +103,10 @@ class StopReason(models.TextChoices):
     COMPLETED = "completed", _("Completed")
     AWAITING_USER_INPUT = "awaiting_user_input", _("Awaiting user input")
     DEFERRED = "deferred", _("Deferred (form)")
+    # An external runtime's run ended by a deferred tool result (spec 003): the answer
+    # starts the next run.
+    TOOL_DEFERRED = "tool_deferred", _("Deferred tool result")
+    IDLE = "idle", _("Idle (external runtime went away)")
     MAX_ITERATIONS = "max_iterations", _("Max iterations")
     LOOP_DETECTED = "loop_detected", _("Repeated tool calls")
     CANCELLED = "cancelled", _("Cancelled")
@@ -163,6 +172,8 @@ class RunAttempt(models.Model):
         FAILED = "failed", _("Failed")
         CANCELLED = "cancelled", _("Cancelled")
         LOST = "lost", _("Worker lost")
+        # The run suspended: this attempt ended waiting for a person or the MCP host.
+        SUSPENDED = "suspended", _("Suspended")
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="attempt_log")
     number = models.PositiveSmallIntegerField()
@@ -181,6 +192,73 @@ class RunAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.run_id} attempt {self.number} ({self.outcome})"
+
+
+class WaitKind(models.TextChoices):
+    INLINE = "inline", _("Inline questionnaire")
+    FORM = "form", _("Deferred form")
+    ASK = "ask", _("Structured ask")
+    ELICITATION = "elicitation", _("MCP elicitation")
+    # Not a person: a tool call the MCP session host executes for a suspended run.
+    MCP_CALL = "mcp_call", _("MCP call in the session host")
+
+
+# Kinds that wait for a person (the per-user and per-conversation limits count these).
+PERSON_WAITS = (WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK, WaitKind.ELICITATION)
+
+
+class WaitStatus(models.TextChoices):
+    OPEN = "open", _("Open")
+    ANSWERED = "answered", _("Answered")
+    EXPIRED = "expired", _("Expired")
+    CANCELLED = "cancelled", _("Cancelled")
+    ENDED = "ended", _("Ended")
+
+
+class Wait(models.Model):
+    """What a run (or a conversation, for kinds whose answer starts a new run) waits for,
+    until when, and how it resumes (chat.core.waits).
+
+    `resumes_run`: the run is suspended on this wait and is queued again once none of its
+    resuming waits is open (an MCP elicitation, a call in the session host); otherwise
+    the person's answer is a new user message that starts a new run (inline cards,
+    deferred forms, asks: spec 000/003/004) and closes the conversation's open waits.
+    """
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="waits")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="waits"
+    )
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.CASCADE, related_name="waits"
+    )
+    kind = models.CharField(max_length=12, choices=WaitKind.choices)
+    # The kind's row, e.g. "elicitation:12" (unique: one wait per card).
+    ref = models.CharField(max_length=80, unique=True)
+    tool_call_id = models.CharField(max_length=200, blank=True)
+    resumes_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=WaitStatus.choices, default=WaitStatus.OPEN)
+    deadline = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["owner"], condition=models.Q(status="open"), name="wait_open_owner"
+            ),
+            models.Index(
+                fields=["conversation"], condition=models.Q(status="open"), name="wait_open_conv"
+            ),
+            models.Index(fields=["run"], condition=models.Q(status="open"), name="wait_open_run"),
+            models.Index(
+                fields=["deadline"], condition=models.Q(status="open"), name="wait_open_deadline"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ref} ({self.status})"
 
 
 class Event(models.Model):

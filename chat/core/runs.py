@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
 
-from chat.core.models import AgentKind, Conversation, Message, Run
+from chat.core.models import EXTERNAL_WORKER, AgentKind, Conversation, Message, Run, RunStatus
 
 Executor = Callable[..., None]
 _executor: Executor | None = None
@@ -35,11 +35,23 @@ def run_start(*, run_id: int, inline: bool = False, again: bool = False) -> None
     _executor(run_id=run_id, inline=inline, again=again)
 
 
+def run_create(
+    *, conversation: Conversation, trigger_message: Message | None = None, external: bool = False
+) -> Run:
+    """The one place run rows are written: queued for an agent of ours, or (`external`)
+    running for an external runtime, which has no worker and no heartbeat of its own."""
+    if external:
+        return Run.objects.create(
+            conversation=conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER
+        )
+    return Run.objects.create(conversation=conversation, trigger_message=trigger_message)
+
+
 def run_request(*, conversation: Conversation, message: Message | None) -> Run | None:
     """Create the run a new user message triggers and start it; external conversations
     have none (their runtime reads the message over the API)."""
     if conversation.agent == AgentKind.EXTERNAL:
         return None
-    run = Run.objects.create(conversation=conversation, trigger_message=message)
+    run = run_create(conversation=conversation, trigger_message=message)
     run_start(run_id=run.pk)
     return run

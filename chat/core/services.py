@@ -26,6 +26,7 @@ from chat.core.models import (
 )
 from chat.core.realtime import wake
 from chat.core.runs import run_request
+from chat.core.waits import waits_close_answered
 from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
@@ -202,6 +203,8 @@ def answer_post(
         )
         if lock_event is not None:
             event_emit(conversation_id=conversation.pk, name="card_locked", data=lock_event)
+        # The person answered: the cards that waited for a new message are done.
+        waits_close_answered(conversation=conversation)
         run_request(conversation=conversation, message=message)
     return message
 

@@ -20,6 +20,7 @@ import mcp_types as types
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.http.request import split_domain_port, validate_host
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
@@ -27,11 +28,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from chat.agent.events import ToolCall, ToolResult
 from chat.agent.steps import step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, ToolContext
+from chat.agent.tools.base import is_deferred
 from chat.core.identity import RunIdentity, mcp_token_verify
-from chat.core.models import Run, RunStatus
+from chat.core.models import Run, RunStatus, StopReason
 from chat.core.selectors import run_identity_live
 from chat.core.text import text_problem
 from chat.edge.http import bad_token_strike, bearer_from_header
+from chat.runs.external import run_external_end, run_external_touch
 
 PATH = "/mcp/"
 INSTRUCTIONS = (
@@ -84,13 +87,18 @@ def tool_execute(identity: RunIdentity, name: str, arguments: dict[str, Any]) ->
         call_id=call.id,
     )
     result = tool.execute(arguments, context)
-    step_persist(
-        run=run,
-        content="",
-        calls=[call],
-        results=[ToolResult(call, result)],
-        metadata={"kind": "mcp"},
-    )
+    with transaction.atomic():
+        step_persist(
+            run=run,
+            content="",
+            calls=[call],
+            results=[ToolResult(call, result)],
+            metadata={"kind": "mcp"},
+        )
+        if is_deferred(result):  # spec 003: the run ends; the answer is the next message
+            run_external_end(
+                run_id=run.pk, status=RunStatus.FINISHED, stop_reason=StopReason.TOOL_DEFERRED
+            )
     return result
 
 
@@ -194,6 +202,7 @@ async def application(scope: Any, receive: Any, send: Any) -> None:
                 message = "Send a valid run token: Authorization: Bearer <MCP_RUN_TOKEN>."
             await _refuse(send, refusal.status, refusal.code, message)
             return
+        await database_sync_to_async(run_external_touch)(run_id=identity.run_id)
     await _sdk_app(scope, receive, send)
 
 

@@ -16,11 +16,14 @@ server that simply does not answer must still fail in reasonable time. So:
 - the HTTP read timeout is only a backstop, longer than the elicitation limit plus the
   budget, because an SSE response stream is legitimately idle while a person answers.
 
-Protocol era: the client uses the initialize handshake (`mode="legacy"`, 2025-11-25).
-On a 2026-07-28 connection a server's `ctx.elicit(...)` (the SDK's high-level server) has
-no back-channel and fails; with the handshake, elicitation works with every current
-server. The capability (form and URL mode) is advertised by the SDK when an
-`elicitation_callback` is given, i.e. only when the chat can ask a person.
+Protocol revision: the client negotiates with the SDK's automatic mode (`mode="auto"`:
+`server/discover`, falling back to the initialize handshake), so a 2026-07-28 server is
+spoken to in that revision and an older one in 2025-11-25. `call_round` makes one round
+of a call on a 2026 server and returns an `InputRequiredResult` as it is (the caller
+persists it and re-issues the call with the answers later: no connection is held);
+a 2025-11-25 server needs its session open while a person answers, so such calls are made
+by the MCP session host (chat.mcphost.host) with `tool_call` and its elicitation hooks.
+The client introduces itself as this product (`CLIENT_INFO`).
 """
 
 from __future__ import annotations
@@ -28,13 +31,19 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import math
+import ssl
+import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import certifi
 import httpx2
 import mcp_types as types
 from django.conf import settings
@@ -42,6 +51,7 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +62,26 @@ MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
 MCP_TIMEOUT = "MCP_TIMEOUT"
 MCP_PROTOCOL_ERROR = "MCP_PROTOCOL_ERROR"
 MCP_URL_ELICITATION_REQUIRED = "MCP_URL_ELICITATION_REQUIRED"
+LEGACY_REVISION = "2025-11-25"
+
+
+def _product_version() -> str:
+    try:
+        return metadata.version("inline-questionnaire-chat")
+    except metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
+            return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+        return "0"
+
+
+# How this product introduces itself to every MCP server (clientInfo).
+CLIENT_INFO = types.Implementation(name="inline-questionnaire-chat", version=_product_version())
+
+
+def is_modern(revision: str) -> bool:
+    """Does `revision` use 2026-07-28's stateless requests (input requests in results)?"""
+    return revision in MODERN_PROTOCOL_VERSIONS
 
 
 class McpHostError(Exception):
@@ -138,10 +168,20 @@ def http_timeout() -> httpx2.Timeout:
     return httpx2.Timeout(backstop, connect=connect, pool=connect)
 
 
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every connection of this process: building one per client
+    loads the CA bundle each time (~0.9 MB of memory per pending call in the session
+    host)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 @contextlib.asynccontextmanager
 async def _http_transport(endpoint: Endpoint) -> AsyncIterator[Any]:
     async with (
-        httpx2.AsyncClient(headers=dict(endpoint.headers), timeout=http_timeout()) as http,
+        httpx2.AsyncClient(
+            headers=dict(endpoint.headers), timeout=http_timeout(), verify=_tls()
+        ) as http,
         streamable_http_client(endpoint.url, http_client=http) as streams,
     ):
         yield streams
@@ -156,7 +196,9 @@ def _target(endpoint: Endpoint) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def _connected(endpoint: Endpoint, budget: Budget, hooks: Hooks) -> AsyncIterator[Client]:
+async def _connected(
+    endpoint: Endpoint, budget: Budget, hooks: Hooks, mode: str = "auto"
+) -> AsyncIterator[Client]:
     elicitation_callback = None
     if hooks.elicit is not None:
         elicit = hooks.elicit
@@ -177,9 +219,10 @@ async def _connected(endpoint: Endpoint, budget: Budget, hooks: Hooks) -> AsyncI
 
     client = Client(
         _target(endpoint),
-        mode="legacy",
+        mode=mode,
         elicitation_callback=elicitation_callback,
         message_handler=message_handler,
+        client_info=CLIENT_INFO,
         cache=None,
     )
     async with client:
@@ -234,28 +277,36 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return pool.submit(anyio.run, main).result()
 
 
-def _operate(
-    endpoint: Endpoint, hooks: Hooks, work: Callable[[Client], Awaitable[T]], seconds: float
+async def operate(
+    endpoint: Endpoint,
+    hooks: Hooks,
+    work: Callable[[Client], Awaitable[T]],
+    seconds: float,
 ) -> T:
+    """Connect (automatic revision), do `work` within a budget of `seconds` spent waiting
+    on the server, disconnect. Raises `McpHostError`."""
     budget = Budget(seconds)
-
-    async def operation() -> T:
+    try:
         with budget.scope():
             async with _connected(endpoint, budget, hooks) as client:
                 return await work(client)
-
-    try:
-        return run_sync(operation)
     except (Exception, BaseExceptionGroup) as exc:
         error = _error(endpoint, exc)
         logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
         raise error from exc
 
 
-def tools_list(endpoint: Endpoint) -> list[types.Tool]:
-    """Every tool the server lists (all pages). Raises `McpHostError`."""
+def _operate(
+    endpoint: Endpoint, hooks: Hooks, work: Callable[[Client], Awaitable[T]], seconds: float
+) -> T:
+    return run_sync(lambda: operate(endpoint, hooks, work, seconds))
 
-    async def work(client: Client) -> list[types.Tool]:
+
+def tools_list(endpoint: Endpoint) -> tuple[list[types.Tool], str]:
+    """Every tool the server lists (all pages), and the protocol revision negotiated.
+    Raises `McpHostError`."""
+
+    async def work(client: Client) -> tuple[list[types.Tool], str]:
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _page in range(50):  # a paginator that never ends can't hang a turn
@@ -264,18 +315,95 @@ def tools_list(endpoint: Endpoint) -> list[types.Tool]:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return tools
+        return tools, client.protocol_version
 
     return _operate(endpoint, Hooks(), work, settings.MCP_TOOL_TIMEOUT)
 
 
-def tool_call(
-    endpoint: Endpoint, name: str, arguments: dict[str, Any], hooks: Hooks | None = None
+@dataclass(frozen=True)
+class Round:
+    """One round of a tool call: the revision the server speaks, and its answer — the
+    result, or (2026-07-28) the input it needs first; neither when the server speaks
+    2025-11-25 and the caller did not allow such a call (`legacy=False`)."""
+
+    revision: str
+    result: types.CallToolResult | None = None
+    input: types.InputRequiredResult | None = None
+    seconds: float = 0.0  # spent waiting on the server
+
+
+def call_round(
+    endpoint: Endpoint,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    seconds: float,
+    responses: types.InputResponses | None = None,
+    request_state: str | None = None,
+) -> Round:
+    """One round of a call on a 2026-07-28 server, within `seconds` of the tool budget:
+    its result or its `InputRequiredResult`, returned as they are (nothing is held
+    afterwards). Against a 2025-11-25 server nothing is called (`Round.revision` says
+    so: the caller hands the call to the session host). Raises `McpHostError`."""
+
+    async def work(client: Client) -> Round:
+        revision = client.protocol_version
+        if not is_modern(revision):
+            return Round(revision)
+        started = anyio.current_time()
+        answer = await client.session.call_tool(
+            name,
+            arguments,
+            input_responses=responses,
+            request_state=request_state,
+            allow_input_required=True,
+        )
+        spent = anyio.current_time() - started
+        if isinstance(answer, types.InputRequiredResult):
+            return Round(revision, input=answer, seconds=spent)
+        if not isinstance(answer, types.CallToolResult):
+            raise McpHostError(MCP_PROTOCOL_ERROR, f"{endpoint.name} answered an unknown result.")
+        return Round(revision, result=answer, seconds=spent)
+
+    return _operate(endpoint, Hooks(elicit=_no_back_channel), work, max(seconds, 0.5))
+
+
+async def _no_back_channel(
+    _params: types.ElicitRequestParams, _budget: Budget
+) -> types.ElicitResult | types.ErrorData:
+    """Declares the elicitation capability on a 2026 connection, whose questions come as
+    input requests in results; a request mid-call can't be answered there."""
+    return types.ErrorData(code=types.INVALID_PARAMS, message="Ask with an input request.")
+
+
+async def tool_call_async(
+    endpoint: Endpoint,
+    name: str,
+    arguments: dict[str, Any],
+    hooks: Hooks | None = None,
+    *,
+    seconds: float | None = None,
 ) -> types.CallToolResult:
-    """Call one tool; a server error result comes back as the result (`is_error`), a
+    """Call one tool with the whole exchange in one connection (the session host's way,
+    for 2025-11-25 servers: their elicitations come over that connection, and a 2026 one's
+    input requests are answered through the same hooks; the budget is paused while a
+    person answers). A server error result comes back as the result (`is_error`), a
     failure to get one raises `McpHostError`."""
 
     async def work(client: Client) -> types.CallToolResult:
         return await client.call_tool(name, arguments)
 
-    return _operate(endpoint, hooks or Hooks(), work, settings.MCP_TOOL_TIMEOUT)
+    budget = settings.MCP_TOOL_TIMEOUT if seconds is None else seconds
+    return await operate(endpoint, hooks or Hooks(), work, budget)
+
+
+def tool_call(
+    endpoint: Endpoint,
+    name: str,
+    arguments: dict[str, Any],
+    hooks: Hooks | None = None,
+    *,
+    seconds: float | None = None,
+) -> types.CallToolResult:
+    """`tool_call_async` from synchronous code."""
+    return run_sync(lambda: tool_call_async(endpoint, name, arguments, hooks, seconds=seconds))

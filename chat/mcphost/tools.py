@@ -3,10 +3,11 @@
 `mcp_tools(agent)` lists, for every enabled server that allows the agent kind, its tools
 (cached in Django's cache under the row's id and `updated_at`, so an admin's change
 refreshes them at once; MCP_TOOLS_CACHE_SECONDS otherwise). A server that can't be listed
-is skipped for the turn and reported in `Listing.notes` (the turn shows each as a failed
-tool line) and the log; a failure is remembered briefly so a dead server does not slow
-every turn. A tool whose name can't be offered to the model (OpenAI: `^[A-Za-z0-9_-]+$`,
-at most 64 characters with the prefix) is skipped with a log line.
+is skipped for the turn and reported in `Listing.notes` (the turn tells the model and
+shows one failed tool line per outage) and the log; a failure opens the server's circuit
+breaker (chat.mcphost.health), so a dead or hung server costs one timeout, not one per
+turn. A tool whose name can't be offered to the model (OpenAI: `^[A-Za-z0-9_-]+$`, at
+most 64 characters with the prefix) is skipped with a log line.
 
 Bounds (model endpoints refuse more, and every turn of every user would carry it): a turn
 offers at most MCP_MAX_TOOLS tools — the built-in ones first, then servers in the admin's
@@ -17,11 +18,11 @@ Whatever is left out or cut is logged and shown to admins on the server's page
 with a note the model and the card both show.
 
 Calling one (`execute`) reads the server row again (an admin may have disabled it or
-changed its secret since the listing) and makes the call with `client.tool_call`. Every
+changed its secret since the listing) and hands the call to `calling.call_execute`. Every
 failure becomes an error result the model sees (`success: false` and a stable
 `error_code`: MCP_UNAVAILABLE, MCP_TIMEOUT, MCP_PROTOCOL_ERROR, MCP_TOOL_ERROR, …) and the
-chat shows as a failed tool call; never a failed run. MCP tools are not idempotent: a
-resumed run never calls one twice (chat.agent.tools.base).
+chat shows as a failed tool call; never a failed run. MCP tools are `resumable`: a
+resumed run executes the call again and it picks up from its `McpCall` row.
 """
 
 from __future__ import annotations
@@ -29,28 +30,26 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import mcp_types as types
 from django.conf import settings
 from django.core.cache import cache
+from django.utils import formats, timezone
 
 from chat.agent.tools import TOOLS
 from chat.agent.tools.base import Tool, ToolContext
-from chat.mcphost import client, elicit
+from chat.mcphost import calling, client, health
 from chat.mcphost.models import TOOL_NAME_MAX, McpServer
+from chat.mcphost.records import McpServerState
+from chat.mcphost.results import error_result
 
 logger = logging.getLogger(__name__)
 
 SEPARATOR = "__"
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-FAILURE_CACHE_SECONDS = 30
-MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
 MCP_SERVER_GONE = "MCP_SERVER_GONE"
-# The most text of one result the model sees (characters), and the most parts of it.
-RESULT_TEXT_MAX = 20000
-RESULT_PARTS_MAX = 100
 WARNINGS_SECONDS = 7 * 24 * 3600  # how long admins see what a listing left out
 
 
@@ -61,6 +60,8 @@ class Note:
     server: str
     code: str
     message: str
+    # When the outage began (the breaker's last failure): the chat shows it once.
+    since: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,7 @@ class Listing:
     notes: tuple[Note, ...] = ()
 
 
-def endpoint(server: McpServer) -> client.Endpoint:
-    return client.Endpoint(name=server.name, url=server.url, headers=server.request_headers())
+endpoint = calling.endpoint
 
 
 def qualified_name(server_name: str, tool_name: str) -> str | None:
@@ -85,20 +85,33 @@ def _cache_key(server: McpServer) -> str:
     return f"mcphost:tools:{server.cache_version}"
 
 
+def _outage(state: McpServerState) -> str:
+    """Names the outage (it began after the last success): the chat says it once."""
+    last = state.last_success_at
+    return f"{state.server_id}-{int(last.timestamp()) if last else 0}"
+
+
 def _listing(server: McpServer) -> list[dict[str, Any]] | Note:
     """The server's tools as plain data (`name`, `description`, `inputSchema`), cached."""
+    until = health.breaker_open_until(server.pk)
+    if until is not None:
+        state = health.state_of(server.pk)
+        when = formats.date_format(timezone.localtime(until), "H:i:s")
+        message = (
+            f"The MCP server {server.name} failed lately ({state.last_error}); it is left "
+            f"out until {when} UTC."
+        )
+        return Note(server.name, calling.MCP_CIRCUIT_OPEN, message, _outage(state))
     key = _cache_key(server)
     cached = cache.get(key)
-    if isinstance(cached, dict):
-        return Note(server.name, cached["code"], cached["message"])
     if cached is not None:
         return list(cached)
     try:
-        tools = client.tools_list(endpoint(server))
+        tools, revision = client.tools_list(endpoint(server))
     except client.McpHostError as exc:
-        note = Note(server.name, exc.code, exc.message)
-        cache.set(key, {"code": exc.code, "message": exc.message}, FAILURE_CACHE_SECONDS)
-        return note
+        health.record_failure(server.pk, exc.code, exc.message)
+        return Note(server.name, exc.code, exc.message, _outage(health.state_of(server.pk)))
+    health.record_success(server.pk, revision)
     data = [
         {"name": t.name, "description": t.description or "", "inputSchema": t.input_schema}
         for t in tools
@@ -107,8 +120,10 @@ def _listing(server: McpServer) -> list[dict[str, Any]] | Note:
     return data
 
 
-def mcp_tools(agent: str) -> Listing:
-    """The MCP tools a turn of agent kind `agent` may offer the model (within the caps)."""
+def mcp_tools(agent: str, resuming: Iterable[str] = ()) -> Listing:
+    """The MCP tools a turn of agent kind `agent` may offer the model. `resuming`: tool
+    names of the step a resumed attempt replays — a call already made picks up from its
+    row even when its server is now left out (the breaker), or its listing changed."""
     tools: list[Tool] = []
     notes: list[Note] = []
     room = max(settings.MCP_MAX_TOOLS - len(TOOLS), 0)
@@ -122,7 +137,31 @@ def mcp_tools(agent: str) -> Listing:
         offered, warnings = _offered(server, listing, room - len(tools))
         tools.extend(offered)
         _warn(server, warnings)
+    names = {tool.name for tool in tools}
+    for name in dict.fromkeys(resuming):
+        server_name, sep, remote = name.partition(SEPARATOR)
+        if sep and name not in names:
+            tools.append(_resumed_tool(server_name, remote))
     return Listing(tuple(tools), tuple(notes))
+
+
+def _resumed_tool(server_name: str, remote: str) -> Tool:
+    """A call of the replayed step whose tool is not offered now: it ends from its row."""
+
+    def execute(arguments: Any, context: ToolContext) -> dict[str, Any]:
+        server = McpServer.objects.filter(name=server_name).first()
+        if server is None or not isinstance(arguments, dict):
+            message = f"The MCP server {server_name} is no longer available."
+            return calling.call_finished(context) or error_result(MCP_SERVER_GONE, message)
+        return calling.call_execute(server, remote, arguments, context)
+
+    return Tool(
+        name=f"{server_name}{SEPARATOR}{remote}",
+        description=f"[MCP server {server_name}] {remote}",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+        resumable=True,
+    )
 
 
 def _offered(
@@ -187,122 +226,19 @@ def _tool(server: McpServer, name: str, entry: dict[str, Any], schema: dict[str,
         parameters=schema,
         execute=execute,
         idempotent=False,
+        resumable=True,
     )
-
-
-def error_result(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"success": False, "status": "error", "error_code": code, "message": message, **extra}
 
 
 def tool_execute(
     server_id: int, server_name: str, remote: str, arguments: Any, context: ToolContext
 ) -> dict[str, Any]:
-    """Call `remote` on the server; always a result, never an exception."""
+    """Call `remote` on the server (chat.mcphost.calling): a result, never an exception,
+    or `ToolSuspended` while the call waits for a person or the session host."""
     server = McpServer.objects.filter(pk=server_id, enabled=True).first()
     if server is None:
         message = f"The MCP server {server_name} is no longer available."
         return error_result(MCP_SERVER_GONE, message)
     if not isinstance(arguments, dict):
         return error_result("INVALID_ARGUMENTS", "The arguments must be a JSON object.")
-    hooks = elicit.hooks(
-        extra=context.extra, server_name=server_name, tool_name=remote, call_id=context.call_id
-    )
-    try:
-        result = client.tool_call(endpoint(server), remote, arguments, hooks)
-    except client.McpHostError as exc:
-        if exc.code == client.MCP_URL_ELICITATION_REQUIRED:
-            return url_elicitation_required(server_name, remote, exc, context)
-        return error_result(exc.code, exc.message)
-    return call_result(server_name, remote, result)
-
-
-def _content(result: types.CallToolResult) -> tuple[list[dict[str, Any]], bool]:
-    """The result's parts as the model sees them, and whether some were cut."""
-    parts: list[dict[str, Any]] = []
-    budget = RESULT_TEXT_MAX
-    cut = len(result.content) > RESULT_PARTS_MAX
-    for item in result.content[:RESULT_PARTS_MAX]:
-        if isinstance(item, types.TextContent):
-            text = item.text[:budget]
-            cut |= len(text) < len(item.text)
-            budget -= len(text)
-            parts.append({"type": "text", "text": text})
-        else:  # images, audio, resources: named, not inlined into the model's context
-            parts.append({"type": item.type, "omitted": True})
-    return parts, cut
-
-
-def call_result(server_name: str, remote: str, result: types.CallToolResult) -> dict[str, Any]:
-    content, cut = _content(result)
-    if result.is_error:
-        text = " ".join(p["text"] for p in content if p["type"] == "text")
-        message = text or f"The tool {remote} of {server_name} failed."
-        return error_result(MCP_TOOL_ERROR, message, server=server_name, tool=remote)
-    data: dict[str, Any] = {
-        "success": True,
-        "server": server_name,
-        "tool": remote,
-        "content": content,
-    }
-    if result.structured_content is not None:
-        data["structured_content"] = result.structured_content
-    return _capped(data, cut)
-
-
-def _capped(data: dict[str, Any], cut: bool) -> dict[str, Any]:
-    """Keep a result within CHAT_MAX_API_MESSAGE_CHARS (as JSON), as an API message is:
-    structured content that doesn't fit is replaced by the start of its JSON text. A cut
-    result says so in a last text part, which the model reads and the card shows."""
-    limit = settings.CHAT_MAX_API_MESSAGE_CHARS
-    size = len(json.dumps(data, ensure_ascii=False))
-    if size > limit and "structured_content" in data:
-        text = json.dumps(data.pop("structured_content"), ensure_ascii=False)
-        room = max(limit - len(json.dumps(data, ensure_ascii=False)) - 1000, 0)
-        data["structured_content_excerpt"] = text[:room]
-        cut = True
-    if cut:
-        note = (
-            f"[The result of {data['tool']} was too long and was cut: it had about {size:,} "
-            f"characters; at most {RESULT_TEXT_MAX:,} characters of text, "
-            f"{RESULT_PARTS_MAX} parts and {limit:,} characters in all are kept.]"
-        )
-        data["truncated"] = True
-        data["content"].append({"type": "text", "text": note})
-    return data
-
-
-def url_elicitation_required(
-    server_name: str, remote: str, exc: client.McpHostError, context: ToolContext
-) -> dict[str, Any]:
-    """-32042: the server needs the person to visit URL(s) first. Each is shown as a URL
-    card (when the chat can ask); the model is told to retry after the person is done."""
-    raw = exc.data.get("elicitations") if isinstance(exc.data, dict) else None
-    shown = 0
-    services = elicit.backend()
-    conversation_id = context.extra.get("conversation_id")
-    for item in raw if isinstance(raw, list) else []:
-        try:
-            params = types.ElicitRequestURLParams.model_validate(item)
-        except ValueError:
-            continue
-        if services is None or not isinstance(conversation_id, int):
-            break
-        services.elicitation_open(
-            conversation_id=conversation_id,
-            run_id=context.extra.get("run_id"),
-            server_name=server_name,
-            tool_name=remote,
-            tool_call_id=context.call_id,
-            mode="url",
-            message=params.message,
-            url=params.url,
-            remote_id=params.elicitation_id,
-        )
-        shown += 1
-    message = (
-        f"The tool {remote} of {server_name} needs the person to complete {shown} step(s) "
-        "at a link shown in the chat first; call it again once they are done."
-        if shown
-        else f"The tool {remote} of {server_name} needs a browser step this chat can't show."
-    )
-    return error_result(client.MCP_URL_ELICITATION_REQUIRED, message)
+    return calling.call_execute(server, remote, arguments, context)

@@ -11,7 +11,6 @@ from django.db import DatabaseError, close_old_connections, transaction
 from django.utils import timezone
 
 from chat.core.models import Run, RunStatus
-from chat.runs.heartbeat import run_reap_stale
 from chat.runs.runner import run_execute
 from chat.runs.tasks import run_execute_task
 
@@ -23,14 +22,8 @@ def run_dispatch(*, run_id: int, inline: bool = False, again: bool = False) -> N
     (for offline agents whose turn is instant, so a page without JavaScript shows it);
     `again=True`: the reaper hands off a run whose hand-off or attempt was lost.
 
-    Registered as the core's run executor (`chat.core.runs.run_start`)."""
-    if not again:
-        # A run that is still marked running while its worker is gone would look active
-        # next to the new one: settle the conversation's dead runs first.
-        rows = Run.objects.filter(pk=run_id).values_list("conversation_id", flat=True)
-        conversation_id = rows.first()
-        if conversation_id is not None:
-            run_reap_stale(conversation_id=conversation_id)
+    Registered as the core's run executor (`chat.core.runs.run_start`). Nothing else
+    happens in the caller's transaction (dead runs are the reaper's business)."""
     mode = "inline" if inline else settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)

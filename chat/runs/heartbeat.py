@@ -35,6 +35,7 @@ from chat.core.dbfaults import connections_reset
 from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
 from chat.core.runs import run_start
 from chat.core.services import event_emit
+from chat.core.waits import run_resume_if_ready, run_waits_lock
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,8 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     # Every running run is looked at: one whose process is gone from this machine is
     # known dead at once; others are dead once their heartbeat is stale.
     running = Q(status=RunStatus.RUNNING) & ~Q(worker=EXTERNAL_WORKER)
-    # A run an external runtime opened has no heartbeat: it expires with its tokens.
+    # A run an external runtime opened has no heartbeat: it expires with its tokens (and
+    # ends sooner when idle: chat.runs.external).
     expired_external = Q(
         status=RunStatus.RUNNING,
         worker=EXTERNAL_WORKER,
@@ -172,12 +174,18 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
                     reaped.failed.append(run.pk)
             elif _handoff_lost(run, queued_since, now) and _redispatch(run, now):
                 reaped.redispatched.append(run.pk)
-        elif resumable and run.attempts < settings.AGENT_MAX_ATTEMPTS:
+        elif resumable and _lost_attempts(run) < settings.AGENT_MAX_ATTEMPTS:
             if _requeue(run, now):
                 reaped.requeued.append(run.pk)
         elif _fail_lost(run, now):
             reaped.failed.append(run.pk)
     return reaped
+
+
+def _lost_attempts(run: Run) -> int:
+    """Attempts a dead worker ended, this one included (a suspension is no loss)."""
+    lost = RunAttempt.objects.filter(run_id=run.pk, outcome=RunAttempt.Outcome.LOST).count()
+    return lost + 1
 
 
 def _dead(run: Run, now: datetime) -> bool:
@@ -246,6 +254,27 @@ def _requeue(run: Run, now: datetime) -> bool:
         )
         logger.warning("run %s lost its worker (attempt %s); queued again", run.pk, run.attempts)
         run_start(run_id=run.pk, again=True)  # the registered executor (chat.runs.dispatch)
+    return True
+
+
+def run_suspend(*, run: Run, attempt: RunAttempt) -> bool:
+    """The attempt ends with its turn waiting outside any process (a person, the MCP
+    session host): the run is suspended — no worker holds it — or queued again at once
+    when its waits were all closed meanwhile (an answer that beat the suspension: both
+    sides lock the run row). False if the attempt was taken over."""
+    now = timezone.now()
+    with transaction.atomic():
+        run_waits_lock(run)
+        mine = Run.objects.filter(pk=run.pk, attempts=attempt.number, status=RunStatus.RUNNING)
+        if not mine.update(status=RunStatus.SUSPENDED, worker=""):
+            return False
+        RunAttempt.objects.filter(pk=attempt.pk).update(
+            outcome=RunAttempt.Outcome.SUSPENDED, ended_at=now
+        )
+        event_emit(
+            conversation_id=run.conversation_id, name="run_suspended", data={"run_id": run.pk}
+        )
+        run_resume_if_ready(run_id=run.pk)
     return True
 
 

@@ -185,7 +185,7 @@ def journaled_tools(tools: Sequence[Tool], resume: Resume) -> tuple[Tool, ...]:
                 if stop is not None:  # it failed the run the first time: so it does again
                     raise ToolStop(stop["code"], stop["message"], result)
                 return result
-            if not tool.idempotent and context.call_id in started:
+            if not (tool.idempotent or tool.resumable) and context.call_id in started:
                 raise ToolStop("tool_effect_unknown", effect_unknown_message(tool.name))
             return tool.execute(arguments, context)
 

@@ -22,12 +22,13 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from chat.agent.events import Stop
 from chat.agent.intake import intake_turn
 from chat.core.dbfaults import connection_lost, connections_reset, retry_on_connection_loss
 from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
 from chat.core.services import event_emit, message_create
 from chat.runs.errors import RunFailed
-from chat.runs.heartbeat import heartbeat, run_claim, run_requeue
+from chat.runs.heartbeat import heartbeat, run_claim, run_requeue, run_suspend
 from chat.runs.resume import AttemptSuperseded, Journal, stop_json
 from chat.runs.turn import openai_turn, scripted_turn
 
@@ -88,12 +89,15 @@ def _execute(*, run_id: int, task_id: str, worker: str) -> None:
     run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
     if attempt.number == 1:
         event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+    elif _resumed_after_wait(run, attempt):
+        event_emit(conversation_id=run.conversation_id, name="run_resumed", data={"run_id": run.pk})
     else:
         logger.warning("run %s: attempt %s resumes the turn (%s)", run.pk, attempt.number, worker)
     stop_reason: str
     status: str
-    if attempt.number > settings.AGENT_MAX_ATTEMPTS:
-        stop_reason, status = _give_up(run, attempt.number)
+    lost = run.attempt_log.filter(outcome=RunAttempt.Outcome.LOST).count()
+    if lost >= settings.AGENT_MAX_ATTEMPTS:
+        stop_reason, status = _give_up(run, lost + 1)
     elif Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
         stop_reason, status = StopReason.CANCELLED, RunStatus.CANCELLED
     else:
@@ -106,9 +110,20 @@ def _execute(*, run_id: int, task_id: str, worker: str) -> None:
         except ConnectionLost:
             _hand_over(run)
             return
+    if status == RunStatus.SUSPENDED:
+        retry_on_connection_loss(
+            lambda: run_suspend(run=run, attempt=attempt), what=f"suspending run {run.pk}"
+        )
+        return
     retry_on_connection_loss(
         lambda: _finish(run, attempt, stop_reason, status), what=f"finishing run {run.pk}"
     )
+
+
+def _resumed_after_wait(run: Run, attempt: RunAttempt) -> bool:
+    """Did the previous attempt end with the run suspended (not with a dead worker)?"""
+    previous = run.attempt_log.filter(number=attempt.number - 1).values_list("outcome", flat=True)
+    return previous.first() == RunAttempt.Outcome.SUSPENDED
 
 
 class ConnectionLost(Exception):
@@ -207,6 +222,8 @@ def _turn(run: Run) -> tuple[str, str]:
     else:
         if stop_reason == StopReason.CANCELLED:
             return stop_reason, RunStatus.CANCELLED
+        if stop_reason == Stop.SUSPENDED:
+            return stop_reason, RunStatus.SUSPENDED
         return stop_reason, RunStatus.FINISHED
     run.error = message
     event_emit(

@@ -6,11 +6,15 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import Conversation, Run, RunStatus
+from chat.core.models import EXTERNAL_WORKER, Conversation, Run, RunStatus, StopReason
+from chat.core.runs import run_create
 from chat.core.selectors import run_latest
+from chat.core.waits import run_waits_lock, waits_open
 from chat.runs.dispatch import run_dispatch
+from chat.runs.external import run_external_end
+from chat.runs.waits import run_waits_end
 
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.SUSPENDED)
 RETRYABLE = (RunStatus.FAILED, RunStatus.CANCELLED)
 
 
@@ -22,12 +26,23 @@ def run_get(*, conversation: Conversation, run_id: int) -> Run:
 
 
 def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
-    """Ask a running turn to stop; the loop checks between steps and ends `cancelled`."""
+    """Ask a turn to stop: a running one ends `cancelled` at its next step; a suspended
+    one is queued again to end so; the run's waits end either way (also after its turn
+    finished: a link a server asked for, say)."""
     run = run_get(conversation=conversation, run_id=run_id)
-    if run.status not in ACTIVE:
+    active = run.status in ACTIVE
+    if not active and not waits_open(run_id=run.pk):
         raise ChatError("run_not_active", _("This run has already finished."), status=409)
-    Run.objects.filter(pk=run.pk).update(cancel_requested=True)
-    run.cancel_requested = True
+    if active:  # (its own statement: a turn may hold the row, waiting for nothing of ours)
+        Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+        run.cancel_requested = True
+    with transaction.atomic():
+        run_waits_lock(run)  # (the conversation's row first, as the waits' writers)
+        run_waits_end(run)
+        if run.worker == EXTERNAL_WORKER:  # no loop of ours will see the request
+            run_external_end(
+                run_id=run.pk, status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED
+            )
     return run
 
 
@@ -46,6 +61,6 @@ def run_retry(*, conversation: Conversation, run_id: int) -> Run:
             raise ChatError(
                 "run_not_retryable", _("The message this answer replied to is gone."), status=409
             )
-        retry = Run.objects.create(conversation=conversation, trigger_message=run.trigger_message)
+        retry = run_create(conversation=conversation, trigger_message=run.trigger_message)
     run_dispatch(run_id=retry.pk)
     return retry

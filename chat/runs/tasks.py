@@ -18,6 +18,7 @@ from django.conf import settings
 from chat.core.services import event_prune_deltas
 from chat.runs.heartbeat import run_reap_stale
 from chat.runs.runner import run_execute
+from chat.runs.waits import waits_expire
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,9 @@ def runs_reap() -> dict[str, list[int]]:
     """Resume runs whose worker died (or fail them visibly once their attempts are used),
     and hand off again runs whose hand-off was lost."""
     reaped = run_reap_stale()
+    expired = waits_expire()
+    if expired:
+        logger.info("expired %s overdue waits", expired)
     if reaped.failed or reaped.requeued or reaped.redispatched:
         logger.warning(
             "reaped runs: requeued %s, handed off again %s, failed %s",

@@ -37,12 +37,13 @@ from chat.agent.llm.base import LLMClient, LLMError
 from chat.agent.llm.openai_client import OpenAIClient
 from chat.agent.llm.scripted import SCRIPTS_DIR, ScriptedClient, script_load
 from chat.agent.loop import LoopConfig, run_loop
-from chat.agent.steps import step_persist
+from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
 from chat.core.metadata import state_of
-from chat.core.models import Role, Run
+from chat.core.models import Event, Message, Role, Run, WaitKind
 from chat.core.services import event_emit, message_create
+from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
 from chat.runs.errors import RunFailed
 from chat.runs.resume import (
@@ -139,6 +140,7 @@ class RunSink:
             )
         elif isinstance(event, ToolStepStarted):
             self.journal.step_started(event)
+            self.step_open(event)
         elif isinstance(event, ToolCallEvent):
             self.tool_call(event)
         elif isinstance(event, ToolResultEvent):
@@ -153,10 +155,30 @@ class RunSink:
             return event.stop_reason
         return None
 
+    @transaction.atomic
+    def step_open(self, event: ToolStepStarted) -> None:
+        """A step that calls an MCP tool stores its message before the tools run: the
+        text that introduces a server's question appears before the question's card
+        (and stays, however long the run is suspended on it)."""
+        step = self.journal.doc.get("step") or {}
+        resumable = any(
+            (tool := self.tools.get(c.name)) is not None and tool.resumable
+            for c in event.tool_calls
+        )
+        if not resumable or step.get("message_id"):
+            return
+        message = step_message_open(run=self.run, content=event.content, calls=event.tool_calls)
+        step["message_id"] = message.pk
+        self.journal.write()
+
     def note(self, note: Note) -> None:
-        """An MCP server skipped for this turn, shown like a failed tool call (the model
-        never sees it: its tools are simply not offered)."""
-        call_id = f"mcp_list_{note.server}_{self.resume.attempt}"
+        """An MCP server skipped for this turn, shown once per outage and conversation
+        like a failed tool call (the model is told in its context)."""
+        call_id = f"mcp_list_{note.server}_{note.since or self.resume.attempt}"
+        if Event.objects.filter(
+            conversation_id=self.conversation_id, name="tool_call", data__tool_call_id=call_id
+        ).exists():
+            return
         name = f"{note.server}__*"
         self.emit("tool_call", {"tool_call_id": call_id, "name": name, "arguments": "{}"})
         result = {
@@ -207,20 +229,37 @@ class RunSink:
         # results, so a questionnaire_async card is complete when it first appears. The
         # checkpoint goes with it: the step (and, with `stop`, the turn) is done.
         stop = event.stop
+        opened = (self.journal.doc.get("step") or {}).get("message_id")
         self.journal.step_stored(
             event.state,
             stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
         )
-        step_persist(
+        message = step_persist(
             run=self.run,
             content=event.content,
             calls=event.tool_calls,
             results=event.tool_results,
             metadata={"kind": event.kind},
+            opened=opened if event.tool_calls else None,
         )
+        asks = any(c.name == "ask_user_options" for c in event.tool_calls)
+        if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT and not asks:
+            # The turn ends on a questionnaire card: the person's answer starts the next.
+            # (Recorded, never refused: the card is already written; asks record their own.)
+            wait_open(
+                conversation=self.run.conversation,
+                kind=WaitKind.INLINE,
+                ref=f"inline:{message.pk}",
+                seconds=settings.WAIT_TIMEOUT,
+                run=self.run,
+                check_limits=False,
+            )
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
+        opened = (self.journal.doc.get("step") or {}).get("message_id")
+        if opened:  # the step is repaired: its early message is superseded
+            Message.objects.filter(pk=opened).update(hidden=True)
         self.journal.step_stored(event.state)
         conversation = self.run.conversation
         message_create(
@@ -271,16 +310,23 @@ def turn_drive(
         },
         start=resume.state,
     )
-    # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones.
-    listing = mcp_tools(conversation.agent)
+    # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones (and
+    # those of the step being replayed, whatever the listing says now).
+    replayed = [c["function"]["name"] for c in (resume.step or {}).get("tool_calls", [])]
+    listing = mcp_tools(conversation.agent, resuming=replayed)
     tools = TOOLS + listing.tools
     sink = RunSink(run, resume, {tool.name: tool for tool in tools})
     for note in listing.notes:
         sink.note(note)
+    messages = context_messages(conversation=conversation)
+    if listing.notes:  # the model learns why some tools are missing
+        lines = "\n".join(f"- {n.server}: {n.message}" for n in listing.notes)
+        notice = f"These MCP servers' tools are not available in this turn:\n{lines}"
+        messages.insert(1, {"role": "system", "content": notice})
     events = run_loop(
         client=client,
         tools=journaled_tools(tools, resume),
-        messages=context_messages(conversation=conversation),
+        messages=messages,
         config=config,
         cancelled=sink.cancelled,
     )

@@ -8,13 +8,15 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
 from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope, metadata_of
-from chat.core.models import Conversation, Message, Role, Run
+from chat.core.models import Conversation, Message, Role, Run, WaitKind
 from chat.core.services import answer_post, event_emit, message_create
+from chat.core.waits import WaitLimited, wait_open
 from questionnaires.asks import selectors
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
@@ -93,38 +95,71 @@ def ask_create(
     metadata: MessageMetadata = {"ask_user_options": ask, "turn_id": turn_id}
     if knowledge is not None:
         metadata["knowledge_reference"] = knowledge
-    with transaction.atomic():
-        message = message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=ask["question"],
-            metadata=metadata,
-            run=run,
-        )
+    try:
+        with transaction.atomic():
+            message = _ask_message(conversation, ask, metadata, run, knowledge, turn_id)
+    except WaitLimited as limited:  # nothing was stored; the limit says why
         event_emit(
             conversation_id=conversation.pk,
-            name="ask_user_options",
+            name="error",
             data={
-                "type": "ask_user_options",
-                "payload": ask,
-                "message_id": message.pk,
-                "turn_id": turn_id,
+                "code": limited.code,
+                "message": limited.message,
+                "run_id": run.pk if run else None,
             },
         )
-        if knowledge is not None:
-            event_emit(
-                conversation_id=conversation.pk,
-                name="knowledge_reference",
-                data={
-                    "turn_id": turn_id,
-                    "message_id": message.pk,
-                    "field": ask["field"],
-                    **knowledge,
-                },
-            )
-        with state_patched(conversation, field=ask["field"]) as patch:
-            if not patch.has_value(ask["field"]):
-                patch.list_add("missing_slots", ask["field"])
+        return None
+    return message
+
+
+def _ask_message(
+    conversation: Conversation,
+    ask: AskPayload,
+    metadata: MessageMetadata,
+    run: Run | None,
+    knowledge: dict[str, str] | None,
+    turn_id: str,
+) -> Message:
+    """The ask's message, its wait (limits checked) and its events (in the caller's
+    transaction)."""
+    message = message_create(
+        conversation=conversation,
+        role=Role.ASSISTANT,
+        content=ask["question"],
+        metadata=metadata,
+        run=run,
+    )
+    wait_open(
+        conversation=conversation,
+        kind=WaitKind.ASK,
+        ref=f"ask:{message.pk}",
+        seconds=settings.WAIT_TIMEOUT,
+        run=run,
+    )
+    event_emit(
+        conversation_id=conversation.pk,
+        name="ask_user_options",
+        data={
+            "type": "ask_user_options",
+            "payload": ask,
+            "message_id": message.pk,
+            "turn_id": turn_id,
+        },
+    )
+    if knowledge is not None:
+        event_emit(
+            conversation_id=conversation.pk,
+            name="knowledge_reference",
+            data={
+                "turn_id": turn_id,
+                "message_id": message.pk,
+                "field": ask["field"],
+                **knowledge,
+            },
+        )
+    with state_patched(conversation, field=ask["field"]) as patch:
+        if not patch.has_value(ask["field"]):
+            patch.list_add("missing_slots", ask["field"])
     return message
 
 

@@ -46,6 +46,11 @@ class Elicitation(models.Model):
     requested_schema = models.JSONField(null=True, blank=True)
     url = models.TextField(blank=True)
     remote_id = models.CharField(max_length=200, blank=True, db_index=True)
+    # 2026-07-28: the key of the server's input request this card answers.
+    input_key = models.CharField(max_length=200, blank=True)
+    # The MCP session (2025-11-25) that asked: a completion notice closes only cards of
+    # the server and session that opened them.
+    session_ref = models.CharField(max_length=64, blank=True)
     status = models.CharField(
         max_length=10, choices=ElicitationStatus.choices, default=ElicitationStatus.PENDING
     )

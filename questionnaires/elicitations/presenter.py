@@ -143,7 +143,7 @@ def elicitation_cards_for(
         if last.get(row.tool_call_id) == row.pk and not card.answerable:
             if content is not None:
                 card = replace(card, outcome=tool_outcome(content))
-            elif row.run is not None and row.run.status in ("queued", "running"):
+            elif row.run is not None and row.run.status in ("queued", "running", "suspended"):
                 card = replace(card, awaiting_result=True)
         cards[message_id] = [card]
     return cards

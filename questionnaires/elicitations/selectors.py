@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation
+from chat.core.models import Conversation, Wait, WaitKind, WaitStatus
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.protocol.elicitation_schema import FieldSpec, schema_fields
 
@@ -26,13 +27,24 @@ def elicitation_get(*, conversation: Conversation, elicitation_id: int | str) ->
 
 
 def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
-    """The elicitation still waiting for the person (not past its time), if any."""
+    """The elicitation a server truly waits on (pending, its wait open and not past its
+    time), if any: only then is typing refused."""
+    open_waits = Wait.objects.filter(
+        conversation_id=conversation_id,
+        kind=WaitKind.ELICITATION,
+        status=WaitStatus.OPEN,
+        deadline__gt=timezone.now(),
+    ).values_list("ref", flat=True)
+    ids = [int(ref.partition(":")[2]) for ref in open_waits]
+    if not ids:
+        return None
+    # (a link a server asked for with -32042 waits for nobody: its call has returned)
+    someone_waits = ~Q(input_key="") | ~Q(session_ref="")
     return (
         Elicitation.objects.filter(
-            conversation_id=conversation_id,
-            status=ElicitationStatus.PENDING,
-            expires_at__gt=timezone.now(),
+            pk__in=ids, status=ElicitationStatus.PENDING, expires_at__gt=timezone.now()
         )
+        .filter(someone_waits)
         .order_by("id")
         .first()
     )

@@ -1,39 +1,43 @@
-"""MCP elicitations: open one (a card in the chat), wait for its one answer, take the
-answer from the page, and close it (expired, cancelled, completed, abandoned).
+"""MCP elicitations: open one (a card in the chat and its `Wait`), take the answer from
+the page, and close it (expired, cancelled, completed, abandoned).
 
-The MCP client (a worker thread inside a tool call) calls `elicitation_open`, then
-`elicitation_wait`; the page calls `elicitation_answer`. Nothing here talks MCP: the
-caller turns an `ElicitationOutcome` into the `ElicitResult` and an `ElicitationRefused`
-into JSON-RPC error -32602.
+The MCP host opens cards (`elicitation_open`: for a 2026-07-28 server's input requests,
+whose answers re-issue the call in the run's next attempt; for a 2025-11-25 server's
+`elicitation/create` in the session host) and reads the outcome (`outcome_of`); the page
+calls `elicitation_answer`. Nothing here talks MCP: the caller turns an
+`ElicitationOutcome` into the `ElicitResult` and an `ElicitationRefused` into JSON-RPC
+error -32602.
 
-An answer is not a chat message and starts no run: the tool call that asked is still
-running and receives it. Every state change emits `card_locked` (`elicitation_id`,
-`status`) so open tabs fetch the card again, locked.
+An answer is not a chat message and starts no run: it closes the card's wait
+(chat.core.waits), which queues the suspended run again once nothing else holds it.
+Every state change emits `card_locked` (`elicitation_id`, `status`) so open tabs fetch
+the card again, locked.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Role, Run
+from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
+from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.links import MAX_URL, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
 from questionnaires.elicitations.presenter import card_key
+from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
-from questionnaires.protocol.elicitation_schema import message_secret, schema_check
 from questionnaires.protocol.jsontypes import Json
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -56,6 +60,22 @@ class ElicitationRefused(ChatError):
         self.elicitation = elicitation
 
 
+# How a card's state ends its wait.
+WAIT_STATUS = {
+    ElicitationStatus.ACCEPTED: WaitStatus.ANSWERED,
+    ElicitationStatus.DECLINED: WaitStatus.ANSWERED,
+    ElicitationStatus.COMPLETED: WaitStatus.ANSWERED,
+    ElicitationStatus.CANCELLED: WaitStatus.CANCELLED,
+    ElicitationStatus.EXPIRED: WaitStatus.EXPIRED,
+    ElicitationStatus.ABANDONED: WaitStatus.ENDED,
+}
+
+
+def wait_ref(elicitation_id: int) -> str:
+    """The card's `Wait.ref`."""
+    return f"elicitation:{elicitation_id}"
+
+
 # --- opening ---------------------------------------------------------------------------
 
 
@@ -71,26 +91,36 @@ def elicitation_open(
     requested_schema: Mapping[str, object] | None = None,
     url: str | None = None,
     remote_id: str | None = None,
+    input_key: str = "",
+    resumes_run: bool = False,
+    session_ref: str = "",
 ) -> Elicitation:
-    """Show an MCP server's request for input as a card and store it, pending.
+    """Show an MCP server's request for input as a card and store it, pending, with its
+    wait (`resumes_run`: the run is suspended on it; its answer queues the run again).
 
     A request the chat won't show still gets a card — locked, saying why — and then
     raises `ElicitationRefused` (`elicitation_schema_unsupported`,
-    `elicitation_secret_field`, `elicitation_url_invalid`, `elicitation_mode_unsupported`).
+    `elicitation_secret_field`, `elicitation_url_invalid`, `elicitation_mode_unsupported`,
+    or a limit: `wait_limit_user`, `wait_limit_conversation`, `wait_limit_call`,
+    `wait_limit_turn` — shown once per tool call, later ones are refused without a card).
     """
     conversation = Conversation.objects.get(pk=conversation_id)
+    run = Run.objects.filter(pk=run_id).first() if run_id is not None else None
     server = str(server_name or "MCP")[:200]
+    call_id = str(tool_call_id or "")[:200]
     link = link_of(str(url or "")) if mode == ElicitationMode.URL else None
     with translation.override(conversation.language):
-        refusal = _refusal(server, mode, requested_schema, url, message)
+        refusal = refusal_of(server, mode, requested_schema, url, message)
         intro = _("“%(server)s” asks for input.") % {"server": server}
     with transaction.atomic():
+        waits_lock(conversation)
+        refusal = refusal or _over_limit(conversation, run, call_id)
         card_message = message_create(
             conversation=conversation,
             role=Role.ASSISTANT,
             content=intro,
             metadata={"kind": "elicitation", "elicitation": {"server": server, "mode": mode}},
-            run=Run.objects.filter(pk=run_id).first() if run_id is not None else None,
+            run=run,
         )
         row = Elicitation.objects.create(
             conversation=conversation,
@@ -98,62 +128,63 @@ def elicitation_open(
             message=card_message,
             server_name=server,
             tool_name=str(tool_name or "")[:200],
-            tool_call_id=str(tool_call_id or "")[:200],
+            tool_call_id=call_id,
             mode=mode if mode in ElicitationMode.values else ElicitationMode.FORM,
             prompt=str(message or "")[:MAX_PROMPT],
             requested_schema=requested_schema if isinstance(requested_schema, dict) else None,
             url=(link.href if link and link.openable else str(url or ""))[:MAX_URL],
             remote_id=str(remote_id or "")[:200],
+            input_key=str(input_key or "")[:200],
+            session_ref=str(session_ref or "")[:64],
             status=Status.REFUSED if refusal else Status.PENDING,
             refused_code=refusal[0] if refusal else "",
             refused_reason=refusal[1] if refusal else "",
             expires_at=timezone.now() + timedelta(seconds=settings.MCP_ELICITATION_TIMEOUT),
         )
+        if not refusal:
+            _wait_open(row, run, resumes_run)
     if refusal:
         raise ElicitationRefused(refusal[0], refusal[1], elicitation=row)
     return row
 
 
-def _refusal(
-    server: str, mode: str, schema: object, url: str | None, message: object = ""
+def _over_limit(
+    conversation: Conversation, run: Run | None, call_id: str
 ) -> tuple[str, str] | None:
-    """(code, human reason) when the request can't be shown, else None."""
-    if mode == ElicitationMode.URL:
-        problem = link_of(str(url or "")).problem
-        if not problem:
-            return None
-        return "elicitation_url_invalid", _(
-            "“%(server)s” sent a link that can't be opened safely (%(why)s); nothing was opened."
-        ) % {"server": server, "why": _link_problem(problem)}
-    if mode != ElicitationMode.FORM:
-        return "elicitation_mode_unsupported", _(
-            "“%(server)s” asked for input in a way this chat doesn't support."
-        ) % {"server": server}
-    check = schema_check(schema)
-    asks_secret = check.ok and message_secret(message, check.fields)
-    if check.ok and not asks_secret:
+    """The limit a new card would pass, as a refusal (code, reason); raised without a card
+    when this call was already shown one."""
+    limited = wait_limit_problem(conversation=conversation, run=run, tool_call_id=call_id)
+    if limited is None:
         return None
-    names = ", ".join(sorted({p.path for p in check.problems if p.path})) or "—"
-    if check.secret or asks_secret:
-        secret = ", ".join(sorted({p.path for p in check.problems if p.code == "secret_field"}))
-        secret = secret or _("its message")
-        return "elicitation_secret_field", _(
-            "“%(server)s” asked for a password, token or other secret (%(fields)s). "
-            "Secrets are never asked for in the chat; nothing was sent."
-        ) % {"server": server, "fields": secret}
-    return "elicitation_schema_unsupported", _(
-        "“%(server)s” asked for input this chat can't show (%(fields)s); nothing was sent."
-    ) % {"server": server, "fields": names}
+    if _limit_shown(conversation.pk, run.pk if run else None, call_id):
+        raise ElicitationRefused(limited.code, limited.message)
+    return (limited.code, limited.message)
 
 
-def _link_problem(code: str) -> str:
-    return {
-        "url_characters": _("it has spaces, control or text-direction characters"),
-        "url_unparsable": _("it isn't a web address"),
-        "url_scheme": _("only https links are opened"),
-        "url_userinfo": _("it hides a user name before the host"),
-        "url_ambiguous": _("browsers could read another host out of it"),
-    }.get(code, code)
+def _wait_open(row: Elicitation, run: Run | None, resumes_run: bool) -> None:
+    wait_open(
+        conversation=row.conversation,
+        kind=WaitKind.ELICITATION,
+        ref=wait_ref(row.pk),
+        seconds=settings.MCP_ELICITATION_TIMEOUT,
+        run=run,
+        tool_call_id=row.tool_call_id,
+        resumes_run=resumes_run,
+        check_limits=False,  # checked with the card, in its transaction
+    )
+
+
+def _limit_shown(conversation_id: int, run_id: int | None, call_id: str) -> bool:
+    """A limit's refusal card is shown once per tool call (a server that keeps asking
+    gets errors, not a wall of cards)."""
+    same_run = Q(run__isnull=True) if run_id is None else Q(run_id=run_id)
+    return Elicitation.objects.filter(
+        same_run,
+        conversation_id=conversation_id,
+        tool_call_id=call_id,
+        status=Status.REFUSED,
+        refused_code__startswith="wait_limit_",
+    ).exists()
 
 
 # --- answering -------------------------------------------------------------------------
@@ -197,6 +228,9 @@ def elicitation_answer(
             )
         content = read.content
     status = {"accept": Status.ACCEPTED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
+    if action == "accept" and _nobody_waits(elicitation):
+        # A link shown for -32042: its call has returned and no session will say "done".
+        status["accept"] = Status.COMPLETED
     with transaction.atomic():
         done = Elicitation.objects.filter(
             pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
@@ -209,8 +243,17 @@ def elicitation_answer(
             raise AssertionError("unreachable: a pending elicitation that can't be answered")
         draft_clear(conversation=elicitation.conversation, card=card_key(elicitation.pk))
         _locked(elicitation, status[action])
+        wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
     elicitation.refresh_from_db()
     return elicitation
+
+
+def _nobody_waits(elicitation: Elicitation) -> bool:
+    return (
+        elicitation.mode == ElicitationMode.URL
+        and not elicitation.input_key
+        and not elicitation.session_ref
+    )
 
 
 def _refuse_if_closed(elicitation: Elicitation) -> None:
@@ -247,6 +290,10 @@ def _close(
         )
         if changed and row is not None:
             _locked(row, status)
+            wait_close(
+                ref=wait_ref(pk),
+                status=WAIT_STATUS.get(ElicitationStatus(status), WaitStatus.ENDED),
+            )
     return bool(changed)
 
 
@@ -258,59 +305,111 @@ def outcome_of(elicitation: Elicitation) -> ElicitationOutcome:
     return ElicitationOutcome(action=elicitation.action, content=content)
 
 
-def elicitation_wait(
-    elicitation_id: int,
-    *,
-    timeout: float | None = None,
-    poll: float = 0.25,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> ElicitationOutcome:
-    """Block until the person answers and return the answer. At `expires_at` or after
-    `timeout` seconds it expires; when `cancelled()` turns true (the run was stopped) it
-    is cancelled; either way the card says so and the outcome is `cancel`."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        row = Elicitation.objects.get(pk=elicitation_id)
-        if row.status != Status.PENDING:
-            return outcome_of(row)
-        if row.expires_at <= timezone.now() or (
-            deadline is not None and time.monotonic() >= deadline
-        ):
-            closed = _close(row.pk, Status.EXPIRED)
-        elif cancelled():
-            closed = _close(row.pk, Status.CANCELLED, code="run_cancelled")
-        else:
-            time.sleep(poll)
+def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]:
+    """The cards one tool call opened, in order."""
+    rows = Elicitation.objects.filter(run_id=run_id, tool_call_id=str(tool_call_id)[:200])
+    return list(rows.order_by("id"))
+
+
+def elicitations_settled(ids: Iterable[int]) -> dict[int, ElicitationOutcome]:
+    """The answers of those cards that are no longer pending (expiring the ones past their
+    time first): what the session host hands back to its servers. One indexed query that
+    returns only what changed, however many cards wait."""
+    found: dict[int, ElicitationOutcome] = {}
+    changed = Elicitation.objects.filter(pk__in=list(ids)).filter(
+        ~Q(status=Status.PENDING) | Q(expires_at__lte=timezone.now())
+    )
+    for row in changed:
+        if row.status == Status.PENDING:  # past its time
+            if _close(row.pk, Status.EXPIRED):
+                found[row.pk] = ElicitationOutcome(action="cancel", content=None)
+                continue
+            row.refresh_from_db()
+        found[row.pk] = outcome_of(row)
+    return found
+
+
+def elicitations_expire_due(*, ids: Iterable[int]) -> int:
+    """The reaper: these cards' waits are past their deadline — expire them (the server
+    gets `cancel`; a suspended run waiting on them is queued again)."""
+    expired = 0
+    for pk in ids:
+        expired += _close(pk, Status.EXPIRED)
+    return expired
+
+
+def _end_reason(code: str, server: str) -> str:
+    """What a card that ended without an answer says (in the conversation's language)."""
+    if code == "server_stopped_waiting":
+        return _("%(server)s stopped waiting for your answer.") % {"server": server}
+    if code == "host_interrupted":
+        return _(
+            "The request of %(server)s was interrupted: the chat's MCP session host "
+            "stopped. The assistant was told."
+        ) % {"server": server}
+    return _("The request of %(server)s ended.") % {"server": server}
+
+
+def elicitations_end(*, run_id: int, tool_call_id: str | None = None, code: str) -> int:
+    """A run was stopped (`run_cancelled`), or a call ended while a card waited
+    (`server_stopped_waiting`: pending cards only — its opened links are resolved with
+    its result; `host_interrupted`): the cards lock and say so. Returns how many."""
+    states = (
+        (Status.PENDING,) if code == "server_stopped_waiting" else (Status.PENDING, Status.ACCEPTED)
+    )
+    rows = Elicitation.objects.filter(run_id=run_id, status__in=states).values_list(
+        "pk", "status", "mode"
+    )
+    if not rows.exists():
+        return 0
+    if tool_call_id is not None:
+        rows = rows.filter(tool_call_id=str(tool_call_id)[:200])
+    ended = 0
+    conversation = Run.objects.select_related("conversation").get(pk=run_id).conversation
+    for pk, status, mode in rows:
+        if status == Status.ACCEPTED and mode != ElicitationMode.URL:
+            continue  # an answered form: nothing more to say
+        if code == "run_cancelled" and status == Status.PENDING:
+            ended += _close(pk, Status.CANCELLED, code=code)
             continue
-        if closed:
-            return ElicitationOutcome(action="cancel", content=None)
-        # else it was answered at that very moment: read the answer
+        server = Elicitation.objects.values_list("server_name", flat=True).get(pk=pk)
+        with translation.override(conversation.language):
+            reason = _end_reason(code, server)
+        ended += _close(pk, Status.ABANDONED, code=code, reason=reason, also=(Status.ACCEPTED,))
+    return ended
 
 
-def elicitation_complete(*, conversation_id: int, remote_id: str) -> bool:
+def elicitations_resolve_links(*, run_id: int, tool_call_id: str, success: bool) -> None:
+    """The call that opened URL cards returned: an opened link whose completion notice
+    never came is done (the tool succeeded) or ended with the call."""
+    rows = Elicitation.objects.filter(
+        run_id=run_id,
+        tool_call_id=str(tool_call_id)[:200],
+        mode=ElicitationMode.URL,
+        status=Status.ACCEPTED,
+    ).values_list("pk", flat=True)
+    for pk in rows:
+        if success:
+            _close(pk, Status.COMPLETED, also=(Status.ACCEPTED,))
+        else:
+            row = Elicitation.objects.select_related("conversation").get(pk=pk)
+            with translation.override(row.conversation.language):
+                reason = _("The tool call ended before “%(server)s” confirmed the step.") % {
+                    "server": row.server_name
+                }
+            _close(pk, Status.ABANDONED, code="call_ended", reason=reason, also=(Status.ACCEPTED,))
+
+
+def elicitation_complete(*, conversation_id: int, remote_id: str, session_ref: str) -> bool:
     """URL mode: the server's `notifications/elicitation/complete`. The accepted card of
-    that `elicitationId` says "completed"; False when there is none (unknown id, not
-    accepted, already completed)."""
+    that `elicitationId`, opened by the same server session, says "completed"; False when
+    there is none (unknown id, another server's or session's, not accepted, done)."""
     rows = Elicitation.objects.filter(
         conversation_id=conversation_id,
+        session_ref=str(session_ref)[:64],
         remote_id=str(remote_id)[:200],
         mode=ElicitationMode.URL,
         status=Status.ACCEPTED,
     ).values_list("pk", flat=True)
     closed = [_close(pk, Status.COMPLETED, also=(Status.ACCEPTED,)) for pk in rows]  # all
     return any(closed)
-
-
-def elicitation_abandon(elicitation_id: int, reason: str) -> None:
-    """The MCP call died while the card waited (or while an opened link was under way):
-    the card says so and locks."""
-    row = Elicitation.objects.filter(pk=elicitation_id).only("mode").first()
-    if row is None:
-        return
-    _close(
-        elicitation_id,
-        Status.ABANDONED,
-        code="elicitation_abandoned",
-        reason=str(reason)[:1000],
-        also=(Status.ACCEPTED,) if row.mode == ElicitationMode.URL else (),
-    )

@@ -6,10 +6,10 @@ This module owns `InteractiveForm` rows and never imports `chat`: the chat layer
 
 Where the render payload lives: the form row keeps it, and it is written onto the tool
 block — `message.metadata["render_payloads"][tool_use_id]` of the assistant message
-that carries the tool call. The agent loop runs the tool before it stores that message,
-so whoever stores an assistant message with tool calls calls `form_attach_to_message`
-(through `questionnaires.tool_calls.assistant_message_create`), which copies the payload
-onto it.
+that carries the tool call. The tool (`interactive_form_question`) only checks
+(`form_check`: nothing is written, so running it again is harmless); the form is created
+by its `persisted` hook (`form_create`), in the transaction that stores that message with
+the call's result — the one way a tool's effect attaches to its message.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import FormError
-from chat.core.models import Message
+from chat.core.models import Conversation, Message, Run, WaitKind
+from chat.core.waits import wait_limit_problem, wait_open
 from questionnaires.forms.models import (
     TOOL_NAME,
     FormQuestion,
@@ -57,67 +59,117 @@ def _tool_error(code: str, message: str, **extra: JsonValue) -> ToolResult:
     return {"success": False, "status": "error", "error_code": code, "message": message, **extra}
 
 
-def form_open(
+def form_check(
     *,
     conversation_id: int,
     run_id: int | None,
-    message_id: int | None,
-    tool_use_id: str,
     arguments: object,
     lang: str = "en",
+    shown_in_step: bool = False,
 ) -> ToolResult:
-    """Run the `interactive_form_question` tool: the result the model sees.
+    """Run the `interactive_form_question` tool: the result the model sees; nothing is
+    written (`form_create` does that once the call is stored).
 
     Invalid arguments return every problem (`INVALID_ARGUMENT`) and never render; a
-    second form in the same run, or a form while another is pending, is refused. On
-    success the form row and the tool block's `render_payload` are written and the
-    deferred result is returned (the UI schema is not sent back to the model).
+    second form in the same run (`shown_in_step`: an earlier call of this step already
+    deferred), a form while another is pending, or one past a waiting limit, is refused.
     """
     with translation.override(lang):
         normalized = normalize_interactive_form(arguments, lang=lang)
         if not normalized.ok:
             message = _("The form was not shown. Fix every listed problem and call again.")
             return _tool_error("INVALID_ARGUMENT", message, errors=normalized.errors)
-        opened = _opened_by_call(run_id=run_id, tool_use_id=tool_use_id)
-        if opened is not None:  # the same call again (a resumed turn): the same form
-            return _deferred(opened)
-        refusal = _open_refusal(conversation_id=conversation_id, run_id=run_id)
+        refusal = _open_refusal(
+            conversation_id=conversation_id, run_id=run_id, shown_in_step=shown_in_step
+        )
         if refusal is not None:
             return refusal
-        ask_id = "ask_" + secrets.token_hex(8)
-        payload: JsonObject = {
-            "type": TOOL_NAME,
-            "ask_id": ask_id,
-            "task_id": conversation_id,
-            "subtask_id": run_id,
-            "questions": cast(list[Json], normalized.questions),
-        }
-        try:
-            with transaction.atomic():
-                form = InteractiveForm.objects.create(
-                    conversation_id=conversation_id,
-                    run_id=run_id,
-                    message_id=message_id,
-                    tool_use_id=tool_use_id,
-                    ask_id=ask_id,
-                    render_payload=payload,
-                )
-                if message_id is not None:
-                    _write_payload(message_id, tool_use_id, payload)
-        except IntegrityError:  # a concurrent call won the race for this run/conversation
-            return _open_refusal(conversation_id=conversation_id, run_id=run_id) or _tool_error(
-                "pending_interactive_form", _("Another form is already waiting for the user.")
-            )
-    return _deferred(form)
-
-
-def _deferred(form: InteractiveForm) -> ToolResult:
+        conversation = Conversation.objects.get(pk=conversation_id)
+        run = Run.objects.filter(pk=run_id).first() if run_id is not None else None
+        limited = wait_limit_problem(conversation=conversation, run=run)
+        if limited is not None:
+            return _tool_error(limited.code, limited.message)
     return {
         DEFERRED_FLAG: True,
         "success": True,
         "status": "waiting_for_user_response",
-        "ask_id": form.ask_id,
+        "ask_id": "ask_" + secrets.token_hex(8),
     }
+
+
+def form_create(
+    *,
+    conversation_id: int,
+    run_id: int | None,
+    message_id: int,
+    tool_use_id: str,
+    ask_id: str,
+    arguments: object,
+    lang: str = "en",
+) -> InteractiveForm | None:
+    """The stored call's form: its row, its render payload on the message that carries
+    the call, and its wait. Once per call (a second time returns the first); None when
+    the arguments don't normalize (they did when the call was checked)."""
+    opened = _opened_by_call(run_id=run_id, tool_use_id=tool_use_id)
+    if opened is not None:
+        return opened
+    normalized = normalize_interactive_form(arguments, lang=lang)
+    if not normalized.ok:
+        return None
+    payload: JsonObject = {
+        "type": TOOL_NAME,
+        "ask_id": ask_id,
+        "task_id": conversation_id,
+        "subtask_id": run_id,
+        "questions": cast(list[Json], normalized.questions),
+    }
+    run = Run.objects.filter(pk=run_id).first() if run_id is not None else None
+    with transaction.atomic():
+        form = InteractiveForm.objects.create(
+            conversation_id=conversation_id,
+            run_id=run_id,
+            message_id=message_id,
+            tool_use_id=tool_use_id,
+            ask_id=ask_id,
+            render_payload=payload,
+        )
+        _write_payload(message_id, tool_use_id, payload)
+        wait_open(
+            conversation=Conversation.objects.get(pk=conversation_id),
+            kind=WaitKind.FORM,
+            ref=f"form:{form.pk}",
+            seconds=settings.WAIT_TIMEOUT,
+            run=run,
+            tool_call_id=tool_use_id,
+            check_limits=False,  # checked with the call
+        )
+    return form
+
+
+def form_open(
+    *,
+    conversation_id: int,
+    run_id: int | None,
+    message_id: int,
+    tool_use_id: str,
+    arguments: object,
+    lang: str = "en",
+) -> ToolResult:
+    """Check and create at once, for a call whose message is already stored."""
+    result = form_check(
+        conversation_id=conversation_id, run_id=run_id, arguments=arguments, lang=lang
+    )
+    if result.get(DEFERRED_FLAG) is True:
+        form_create(
+            conversation_id=conversation_id,
+            run_id=run_id,
+            message_id=message_id,
+            tool_use_id=tool_use_id,
+            ask_id=str(result["ask_id"]),
+            arguments=arguments,
+            lang=lang,
+        )
+    return result
 
 
 def _opened_by_call(*, run_id: int | None, tool_use_id: str) -> InteractiveForm | None:
@@ -126,8 +178,11 @@ def _opened_by_call(*, run_id: int | None, tool_use_id: str) -> InteractiveForm 
     return InteractiveForm.objects.filter(run_id=run_id, tool_use_id=tool_use_id).first()
 
 
-def _open_refusal(*, conversation_id: int, run_id: int | None) -> ToolResult | None:
-    if run_id is not None and InteractiveForm.objects.filter(run_id=run_id).exists():
+def _open_refusal(
+    *, conversation_id: int, run_id: int | None, shown_in_step: bool = False
+) -> ToolResult | None:
+    shown = run_id is not None and InteractiveForm.objects.filter(run_id=run_id).exists()
+    if shown or shown_in_step:
         return _tool_error(
             "interactive_form_already_shown",
             _(
@@ -150,24 +205,6 @@ def _write_payload(message_id: int, tool_use_id: str, payload: JsonObject) -> No
     payloads[tool_use_id] = payload
     metadata["render_payloads"] = payloads
     Message.objects.filter(pk=message_id).update(metadata=metadata)
-
-
-def form_attach_to_message(instance: Message) -> None:
-    """Put the payload of a form opened by one of a new assistant message's tool calls
-    onto that message (its tool block) and link the form."""
-    if instance.role != "assistant" or not instance.tool_calls:
-        return
-    ids = [c.get("id") for c in instance.tool_calls if isinstance(c, dict) and c.get("id")]
-    forms = InteractiveForm.objects.filter(
-        conversation_id=instance.conversation_id, message__isnull=True, tool_use_id__in=ids
-    )
-    attached = False
-    for form in forms:
-        InteractiveForm.objects.filter(pk=form.pk).update(message_id=instance.pk)
-        _write_payload(instance.pk, form.tool_use_id, form.render_payload)
-        attached = True
-    if attached:  # keep the saved instance in step with the row
-        instance.metadata = Message.objects.get(pk=instance.pk).metadata
 
 
 # --- answering ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var NAMES = ["run_started", "text_delta", "tool_call", "tool_result", "message_done",
-    "run_finished", "error"];
+    "run_suspended", "run_finished", "error"];
   var lastHandled = 0;
   var iteration = null;
 
@@ -89,6 +89,7 @@
     },
     message_done: function (data) { if (data.role === "assistant") reset(true); },
     run_finished: function () { reset(false); },
+    run_suspended: function () { reset(true); },
     error: function () { reset(true); }
   };
 

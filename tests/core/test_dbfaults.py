@@ -176,15 +176,15 @@ def test_a_page_post_survives_a_terminated_postgresql_backend(
     runs again on a fresh connection, the message is stored once."""
     import psycopg
 
+    from chat.core import services
     from chat.core.services import conversation_create
-    from chat.runs import dispatch
 
     conversation = conversation_create(owner=user, title="", agent="echo")
     client.force_login(user)
-    original = dispatch.run_reap_stale
+    original = services.waits_close_answered
     killed = []
 
-    def terminate_then_reap(**kwargs):
+    def terminate_then_close(**kwargs):
         if not killed:
             pid = connection.connection.info.backend_pid
             params = connection.get_connection_params()
@@ -194,7 +194,7 @@ def test_a_page_post_survives_a_terminated_postgresql_backend(
             killed.append(pid)
         return original(**kwargs)
 
-    monkeypatch.setattr(dispatch, "run_reap_stale", terminate_then_reap)
+    monkeypatch.setattr(services, "waits_close_answered", terminate_then_close)
     response = client.post(f"/conversations/{conversation.pk}/messages", {"content": "hello"})
     assert killed and response.status_code == 302
     assert Message.objects.filter(conversation=conversation, role=Role.USER).count() == 1

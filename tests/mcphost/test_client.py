@@ -7,14 +7,41 @@ import asyncio
 import mcp_types as types
 import pytest
 
+from bench.mcp_servers import dying_server, free_port
 from chat.mcphost import client
 from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
-from tests.support.mcp_servers import dying_server, free_port
 
 
-def test_lists_the_tools(server_url):
-    names = {tool.name for tool in client.tools_list(Endpoint("t", server_url))}
-    assert {"add", "book", "login", "slow", "fail", "die"} <= names
+def test_lists_the_tools_and_negotiates_the_revision(server_url, modern_url):
+    tools, revision = client.tools_list(Endpoint("t", server_url))
+    assert {"add", "book", "login", "slow", "fail", "die"} <= {tool.name for tool in tools}
+    assert revision == "2025-11-25"  # it names no 2026 revision: the handshake
+    assert client.tools_list(Endpoint("m", modern_url))[1] == "2026-07-28"
+
+
+def test_a_2026_round_returns_the_input_it_needs_and_the_answer_finishes_it(modern_url):
+    endpoint = Endpoint("m", modern_url)
+    first = client.call_round(endpoint, "book", {}, seconds=10)
+    assert first.result is None and first.input is not None
+    ((key, request),) = first.input.input_requests.items()
+    assert request.params.message == "How many of you?"
+    answer = {key: types.ElicitResult(action="accept", content={"size": 2, "seating": "indoor"})}
+    done = client.call_round(
+        endpoint, "book", {}, seconds=10, responses=answer,
+        request_state=first.input.request_state,
+    )  # fmt: skip
+    assert done.result is not None and done.result.content[0].text == "booked 2 indoor"
+
+
+def test_a_2025_server_is_not_called_by_a_round(server_url):
+    """A 2025-11-25 server's calls belong to the session host: a round only says so."""
+    answer = client.call_round(Endpoint("t", server_url), "add", {"a": 1, "b": 2}, seconds=10)
+    assert (answer.revision, answer.result, answer.input) == ("2025-11-25", None, None)
+
+
+def test_the_client_introduces_itself_as_this_product():
+    assert client.CLIENT_INFO.name == "inline-questionnaire-chat"
+    assert client.CLIENT_INFO.version and client.CLIENT_INFO.version != "0"
 
 
 def test_calls_a_tool(server_url):
@@ -34,7 +61,7 @@ def test_a_server_that_is_down_is_unavailable():
 
 
 def test_a_slow_server_times_out(server_url, settings):
-    settings.MCP_TOOL_TIMEOUT = 0.5
+    settings.MCP_TOOL_TIMEOUT = 1.5
     with pytest.raises(McpHostError) as info:
         client.tool_call(Endpoint("t", server_url), "slow", {"seconds": 10})
     assert info.value.code == client.MCP_TIMEOUT
@@ -49,13 +76,13 @@ def test_a_server_that_dies_mid_call_fails_the_call_not_the_caller(settings):
 
 def test_the_budget_stops_while_a_person_answers(server_url, settings):
     """The person takes longer than the whole tool timeout: the call still succeeds."""
-    settings.MCP_TOOL_TIMEOUT = 0.5
+    settings.MCP_TOOL_TIMEOUT = 1.5
 
     async def elicit(params, budget: Budget):
         assert isinstance(params, types.ElicitRequestFormParams)
         assert set(params.requested_schema["properties"]) == {"size", "seating"}
         with budget.paused():
-            await asyncio.sleep(1.2)
+            await asyncio.sleep(3.5)  # more than twice the whole budget
         return types.ElicitResult(action="accept", content={"size": 3, "seating": "outdoor"})
 
     result = client.tool_call(Endpoint("t", server_url), "book", {}, Hooks(elicit=elicit))

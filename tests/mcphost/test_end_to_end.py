@@ -11,12 +11,12 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from django.urls import reverse
 
+from bench.mcp_servers import dying_server
 from chat.agent.events import ToolCall
 from chat.agent.llm.scripted import Script, Step, Turn, script_load
 from chat.core.models import Event, Role, Run, RunStatus
@@ -26,21 +26,17 @@ from chat.runs import turn as turn_module
 from chat.runs.heartbeat import run_reap_stale
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support.mcp_servers import dying_server
+from tests.support.mcp_flow import (
+    answer,
+    finished,
+    page,
+    pending,
+    text_of,
+    tool_result,
+    wait_for,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-T = TypeVar("T")
-WAIT = 15.0
-
-
-def wait_for(probe: Callable[[], T | None], what: str, timeout: float = WAIT) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -70,50 +66,6 @@ def start(user, settings, monkeypatch):
         lambda: not Run.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).exists(),
         "every run to stop",
     )
-
-
-def pending(conversation: Any) -> Elicitation:
-    return wait_for(
-        lambda: Elicitation.objects.filter(conversation=conversation, status="pending").first(),
-        "a pending elicitation card",
-    )
-
-
-def finished(conversation: Any) -> Run:
-    run = wait_for(
-        lambda: conversation.runs.filter(status__in=[RunStatus.FINISHED, RunStatus.FAILED]).first(),
-        "the run to finish",
-    )
-    assert run.stop_reason == "completed", (run.stop_reason, run.error)
-    return run
-
-
-def tool_result(conversation: Any) -> dict[str, Any]:
-    (event,) = [
-        e.data
-        for e in Event.objects.filter(conversation=conversation, name="tool_result")
-        if e.data["name"].startswith("srv__")
-    ]
-    # The model reads the stored tool message: it says the same.
-    stored = conversation.messages.get(role=Role.TOOL, tool_call_id=event["tool_call_id"])
-    assert json.loads(stored.content) == event["result"]
-    return event["result"]
-
-
-def text_of(result: dict[str, Any]) -> str:
-    assert result["success"] is True, result
-    return result["content"][0]["text"]
-
-
-def answer(client, row: Elicitation, action: str, **fields: Any):
-    data: dict[str, Any] = {"action": action, "elicitation_id": row.pk}
-    data.update({f"answer-{name}": value for name, value in fields.items()})
-    url = reverse("chat:elicitation_answer", args=[row.conversation_id, row.pk])
-    return client.post(url, data)
-
-
-def page(client, conversation: Any) -> str:
-    return client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
 
 
 EVERYTHING = {
@@ -260,28 +212,27 @@ def test_a_server_that_dies_mid_call(start, client_in, settings):
     assert run.status == RunStatus.FINISHED
 
 
-def test_a_slow_answer_outlives_every_default_timeout(
-    start, server_url, client_in, settings, monkeypatch
+def test_a_slow_answer_outlives_the_tool_budget_and_no_worker_waits(
+    start, server_url, client_in, settings
 ):
-    """The person answers after the tool budget and the SDK's own default HTTP timeouts
-    (shrunk, so the test stays fast) have all passed: the call still succeeds, and the
-    run's heartbeat keeps it alive meanwhile (the reaper leaves it alone)."""
-    from mcp.shared import _httpx_utils
-
-    monkeypatch.setattr(_httpx_utils, "MCP_DEFAULT_TIMEOUT", 0.3)
-    monkeypatch.setattr(_httpx_utils, "MCP_DEFAULT_SSE_READ_TIMEOUT", 0.3)
-    settings.MCP_TOOL_TIMEOUT = 0.4
-    settings.AGENT_HEARTBEAT_TIMEOUT = 0.6  # beats every 0.2 s
+    """The person answers long after the tool budget has run out: the budget stops while
+    a person answers, the run is suspended meanwhile (no worker holds it; the reaper
+    leaves it alone), and the answer still reaches the server."""
+    settings.MCP_TOOL_TIMEOUT = 1.5
+    settings.MCP_HOST_GRACE_SECONDS = 0  # suspend at once
+    settings.AGENT_HEARTBEAT_TIMEOUT = 1
     conversation = start("book", url=server_url)
     row = pending(conversation)
-    time.sleep(1.5)
+    wait_for(lambda: conversation.runs.filter(status="suspended").exists(), "the suspension")
+    time.sleep(3.5)  # more than twice the budget, three heartbeat timeouts
     assert run_reap_stale().failed == []
-    run = conversation.runs.get()
-    assert run.status == RunStatus.RUNNING
+    assert conversation.runs.get().status == RunStatus.SUSPENDED
     assert answer(client_in, row, "accept", size="2").status_code == 302
     finished(conversation)
     assert text_of(tool_result(conversation)) == "booked 2 indoor"
-    assert conversation.runs.get().attempts == 1  # never taken over
+    run = conversation.runs.get()
+    assert run.attempts == 2  # resumed once, never taken over
+    assert not run.attempt_log.filter(outcome="lost").exists()
 
 
 def test_the_composer_is_refused_while_the_card_waits(start, server_url, client_in):

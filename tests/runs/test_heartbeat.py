@@ -62,12 +62,16 @@ def test_heartbeat_refreshes_while_running(conversation):
     assert timezone.now() - run.heartbeat_at < timedelta(seconds=5)
 
 
-def test_new_message_reaps_the_conversations_dead_run(client_in, conversation, settings):
+def test_a_new_message_leaves_dead_runs_to_the_reaper(client_in, conversation, settings):
+    """No reaper sweep inside an answer's transaction (issue 24): the message is stored
+    and its run started; the dead run is the reaper's."""
     old = timezone.now() - timedelta(hours=1)
     dead = _run(conversation, status=RunStatus.RUNNING, started_at=old, heartbeat_at=old)
     client_in.post(f"/conversations/{conversation.pk}/messages", {"content": "hi"})
     dead.refresh_from_db()
-    assert dead.status == RunStatus.FAILED
+    assert dead.status == RunStatus.RUNNING
+    assert conversation.runs.exclude(pk=dead.pk).get().status == RunStatus.FINISHED
+    assert run_reap_stale().failed == [dead.pk]
 
 
 def test_external_runs_expire_with_their_tokens(conversation, settings):
@@ -182,7 +186,8 @@ def test_reap_runs_command(conversation, settings):
     out = StringIO()
     call_command("reap_runs", stdout=out)
     assert out.getvalue().strip() == (
-        f"0 run(s) queued again: []; 0 handed off again: []; 1 failed: [{run.pk}]"
+        f"0 run(s) queued again: []; 0 handed off again: []; 1 failed: [{run.pk}]; "
+        "0 overdue wait(s) ended"
     )
 
 

@@ -173,6 +173,8 @@ def open_elicitation(conversation, **overrides):
         "mode": "form",
         "message": "Who is coming?",
         "requested_schema": SCHEMA,
+        # opened by a session host's call (someone waits for the answer)
+        "session_ref": "host:test",
     }
     arguments.update(overrides)
     return elicitation_open(**arguments)

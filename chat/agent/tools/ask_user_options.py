@@ -25,7 +25,7 @@ from questionnaires.asks.services import ask_create
 from questionnaires.protocol.ask_payload import AskInvalid
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Tool, ToolContext
+from .base import StoredCall, Tool, ToolContext
 
 NAME = "ask_user_options"
 
@@ -176,21 +176,21 @@ def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
     }
 
 
-def persisted(result: Mapping[str, Any], run: Any, message: Any) -> None:
+def persisted(stored: StoredCall) -> None:
     """Create the ask of a successful call, after the assistant message that made it.
 
     Every ask of one assistant message shares its turn id, so sibling asks (1–2 per
     turn) stay answerable together.
     """
+    result = stored.result
     if result.get("success") is not True or not isinstance(result.get("ask"), dict):
         return
-
     ask_create(
-        conversation=run.conversation,
+        conversation=stored.message.conversation,
         payload=result["ask"],
         reference=result.get("reference"),
-        run=run,
-        turn_id=f"turn_m{message.pk}",
+        run=stored.run,
+        turn_id=f"turn_m{stored.message.pk}",
     )
 
 

@@ -5,10 +5,12 @@ Tools return the JSON object the model sees. Two result flags steer the loop:
 (`questionnaire_async`), and `__deferred_user_input__: true` ends it as `deferred`
 (the interactive form tool). A tool that raises ends the run with an error.
 
-A tool may also have a `persisted` hook: the Django adapter calls it with the result,
-the run and the stored assistant message once the message carrying the call and every
-result of that step are saved (`ask_user_options` creates its ask there, so the ask
-follows the message that asked for it).
+A tool's effect on the message that carries its call happens in one place, its
+`persisted` hook: the adapter calls it with a `StoredCall` (the call, its result, the run
+and the stored assistant message) in the transaction that saves the message with every
+result of its step — `ask_user_options` creates its ask there, `interactive_form_question`
+its form. `execute` itself writes nothing the chat shows, so a step repaired by
+self-check leaves nothing behind, and running it again after a crash is harmless.
 
 Durable turns: a turn interrupted by a dying worker resumes from its last persisted step,
 and a tool call that already has its result is never run again. A call whose result was
@@ -51,6 +53,13 @@ class ToolStop(Exception):
         self.result = result
 
 
+class ToolSuspended(Exception):
+    """The call waits on something outside this process — a person answering an MCP
+    server's question, the MCP session host — and has recorded what it waits for: the
+    run suspends (its worker is released) and a later attempt executes the call again,
+    which picks up where it stands (only `resumable` tools raise this)."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool may know about its caller: the language and opaque adapter data
@@ -60,6 +69,22 @@ class ToolContext:
     extra: Mapping[str, object] = field(default_factory=dict)
     # The id of the tool call being executed (the interactive form binds to it).
     call_id: str = ""
+    # The results of the step's earlier calls (one form per run: a second call of the
+    # same step sees the first one's deferral).
+    earlier_results: tuple[Mapping[str, JsonValue], ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredCall:
+    """What a `persisted` hook gets: one call, its result, and where they were stored
+    (`run`, `message`: the adapter's rows; this module knows no Django)."""
+
+    call_id: str
+    arguments: object
+    result: Mapping[str, JsonValue]
+    run: Any
+    message: Any
+    lang: str = "en"
 
 
 @dataclass(frozen=True)
@@ -68,10 +93,13 @@ class Tool:
     description: str
     parameters: dict[str, JsonValue]
     execute: Callable[[object, ToolContext], dict[str, JsonValue]]
-    # (result, run, assistant message) -> None; see the module docstring.
-    persisted: Callable[[Mapping[str, Any], Any, Any], None] | None = None
+    # Its effect on the stored message; see the module docstring.
+    persisted: Callable[[StoredCall], None] | None = None
     # Safe to run again for the same call id after a crash lost its result (see above).
     idempotent: bool = False
+    # Executed again by a resumed attempt even when it had started: the tool keeps its
+    # own record per call id and picks up from it (MCP tools; chat.mcphost.calling).
+    resumable: bool = False
 
     def schema(self) -> dict[str, JsonValue]:
         """The OpenAI `tools` entry."""

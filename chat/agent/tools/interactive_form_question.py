@@ -1,18 +1,19 @@
 """`interactive_form_question` (spec 003): show the user a form and end the run deferred.
 
-The server normalizes and validates the questions (`questionnaires.forms.services`),
-writes the `render_payload` onto the tool block and returns the deferred result
-(`__deferred_user_input__: true`); the loop then stops with `deferred`. The user's
+`execute` normalizes and validates the questions (`questionnaires.forms.services`) and
+returns the deferred result (`__deferred_user_input__: true`); the loop then stops with
+`deferred`. The form itself — its row, the `render_payload` on the tool block, its wait —
+is created by `persisted`, once the message carrying the call is stored. The user's
 answer comes back as this tool call's result on the next run. Invalid arguments return
 every problem so the model can retry; a second form in the same run is refused.
 """
 
 from __future__ import annotations
 
-from questionnaires.forms.services import form_open
+from questionnaires.forms.services import form_check, form_create
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import OPTION_SCHEMA, Tool, ToolContext
+from .base import OPTION_SCHEMA, StoredCall, Tool, ToolContext, is_deferred
 
 PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
@@ -55,14 +56,27 @@ def _id(value: object) -> int | None:
 
 
 def execute(arguments: object, context: ToolContext) -> dict[str, JsonValue]:
-
-    return form_open(
+    return form_check(
         conversation_id=_id(context.extra.get("conversation_id")) or 0,
         run_id=_id(context.extra.get("run_id")),
-        message_id=None,  # the loop stores the tool block afterwards; the payload attaches then
-        tool_use_id=context.call_id,
         arguments=arguments,
         lang=context.lang,
+        shown_in_step=any(is_deferred(r) for r in context.earlier_results),
+    )
+
+
+def persisted(stored: StoredCall) -> None:
+    """The call is stored with its message: a deferred call's form appears on it."""
+    if not is_deferred(stored.result):
+        return
+    form_create(
+        conversation_id=stored.message.conversation_id,
+        run_id=stored.run.pk if stored.run is not None else None,
+        message_id=stored.message.pk,
+        tool_use_id=stored.call_id,
+        ask_id=str(stored.result["ask_id"]),
+        arguments=stored.arguments,
+        lang=stored.lang,
     )
 
 
@@ -71,6 +85,8 @@ TOOL = Tool(
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
-    # form_open returns the form this run already opened for this call id.
+    persisted=persisted,
+    # `execute` only checks; the form is created by `persisted`, in the transaction that
+    # stores the message, so it can't happen twice.
     idempotent=True,
 )

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from chat.runs.heartbeat import run_reap_stale
+from chat.runs.waits import waits_expire
 
 
 class Command(BaseCommand):
@@ -16,8 +17,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: str, **options: Any) -> None:
         reaped = run_reap_stale()
+        expired = waits_expire()
         self.stdout.write(
             f"{len(reaped.requeued)} run(s) queued again: {reaped.requeued}; "
             f"{len(reaped.redispatched)} handed off again: {reaped.redispatched}; "
-            f"{len(reaped.failed)} failed: {reaped.failed}"
+            f"{len(reaped.failed)} failed: {reaped.failed}; {expired} overdue wait(s) ended"
         )

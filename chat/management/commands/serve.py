@@ -31,7 +31,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chat.core.dbfaults import connections_reset, retry_on_connection_loss
+from chat.mcphost.host import host_mode
 from chat.runs.heartbeat import run_reap_stale
+from chat.runs.waits import waits_expire
 
 
 def proxy_arguments(trusted: list[str]) -> list[str]:
@@ -77,6 +79,10 @@ class Command(BaseCommand):
             commands[f"celery-worker-{n}"] = self._celery_worker(n)
         if run_workers:
             commands["celery-beat"] = self._celery("beat")
+        if host_mode() == "process":  # the MCP session host (chat/mcphost/host.py)
+            commands["mcp-session-host"] = [
+                sys.executable, str(settings.BASE_DIR / "manage.py"), "mcp_session_host",
+            ]  # fmt: skip
         procs = {name: subprocess.Popen(argv) for name, argv in commands.items()}
         self.stdout.write(
             f"Serving http://{options['host']}:{options['port']}/ with {workers} web "
@@ -166,6 +172,7 @@ class Command(BaseCommand):
         queue holds (the two never act twice on one run: conditional updates)."""
         try:
             reaped = retry_on_connection_loss(run_reap_stale, tries=2, what="reaping runs")
+            retry_on_connection_loss(waits_expire, tries=2, what="expiring waits")
         except Exception as exc:  # the database may be restarting; try again later
             self.stderr.write(f"reaping stale runs failed: {exc}")
             connections_reset()  # a dropped connection must not fail every later reap

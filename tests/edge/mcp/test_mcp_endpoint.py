@@ -22,7 +22,7 @@ from chat.core.services import conversation_create
 from chat.core.identity import run_environment
 user, _ = User.objects.get_or_create(username="{user}")
 c = conversation_create(owner=user, title="MCP", agent="external")
-run = Run.objects.create(conversation=c, status="running")
+run = Run.objects.create(conversation=c, status="running", worker="external")
 env = run_environment(conversation_id=c.pk, run_id=run.pk, user_id=user.pk)
 print(json.dumps({{"conversation": c.pk, "run": run.pk, "token": env["MCP_RUN_TOKEN"]}}))
 """
@@ -73,22 +73,29 @@ def test_form_over_mcp_end_to_end(mcp_server):
         _session_calls,
         url,
         ids["token"],
-        [
-            ("interactive_form_question", bad),
-            ("interactive_form_question", FORM),
-            ("interactive_form_question", FORM),
-        ],
+        [("interactive_form_question", bad), ("interactive_form_question", FORM)],
     )
     assert init.server_info.name == "inline-questionnaire-chat"
     assert {"interactive_form_question", "questionnaire_async"} <= {t.name for t in tools.tools}
-    invalid, ok, again = (_payload(r) for r in results)
+    invalid, ok = (_payload(r) for r in results)
     assert invalid["success"] is False
     assert {e["path"] for e in invalid["errors"]} == {
         "questions[1].question",
         "questions[1].options",
     }
     assert ok["__deferred_user_input__"] is True and ok["status"] == "waiting_for_user_response"
-    assert again["success"] is False and again["error_code"] == "interactive_form_already_shown"
+    # the deferred result ended the external run (spec 003), and its token with it
+    run = mcp_server.json(
+        f"from chat.models import Run; import json; r = Run.objects.get(pk={ids['run']}); "
+        "print(json.dumps([r.status, r.stop_reason]))"
+    )
+    assert run == ["finished", "tool_deferred"]
+    again = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        headers={"Authorization": f"Bearer {ids['token']}"},
+    )
+    assert again.status_code == 401
 
     # the form is in the conversation, rendered from its payload; answer it over the API
     state = mcp_server.json(
@@ -198,6 +205,13 @@ def test_external_runtime_opens_a_run_and_raises_a_form(mcp_server):
         "SKILL_IDENTITY_TOKEN",
         "WEGENT_SKILL_IDENTITY_TOKEN",
     }
+    # while the run lives, its skill token publishes skills, and nothing else
+    skill = {"Authorization": f"Bearer {opened['env']['WEGENT_SKILL_IDENTITY_TOKEN']}"}
+    assert httpx.get(mcp_server.url + "/api/v1/kinds/skills", headers=skill).status_code == 200
+    refused = httpx.get(
+        mcp_server.url + f"/api/v1/conversations/{conversation['id']}/messages", headers=skill
+    )
+    assert refused.status_code == 401 and refused.json()["error"] == "skill_token_not_allowed"
     _init, _tools, (result,) = anyio.run(
         _session_calls,
         opened["mcp_url"],
@@ -210,13 +224,8 @@ def test_external_runtime_opens_a_run_and_raises_a_form(mcp_server):
         json={"role": "user", "content": "hi"},
     )
     assert response.status_code == 409 and response.json()["error"] == "pending_interactive_form"
-    # the skill token of that run publishes skills, and nothing else
-    skill = {"Authorization": f"Bearer {opened['env']['WEGENT_SKILL_IDENTITY_TOKEN']}"}
-    assert httpx.get(mcp_server.url + "/api/v1/kinds/skills", headers=skill).status_code == 200
-    refused = httpx.get(
-        mcp_server.url + f"/api/v1/conversations/{conversation['id']}/messages", headers=skill
-    )
-    assert refused.status_code == 401 and refused.json()["error"] == "skill_token_not_allowed"
+    # the deferred form ended the run: its skill token died with it
+    assert httpx.get(mcp_server.url + "/api/v1/kinds/skills", headers=skill).status_code == 401
 
 
 def test_ask_user_options_over_mcp(mcp_server):
@@ -255,6 +264,47 @@ def test_ask_user_options_over_mcp(mcp_server):
         ["assistant", False],
         ["tool", False],
     ]
+
+
+def test_the_deferred_mcp_proxy_forwards_the_form_and_nothing_else(mcp_server):
+    """Spec 003's Claude Code path: a stdio MCP server (run as Claude Code would) that
+    offers only interactive_form_question and forwards the raw arguments to /mcp/."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    ids = _setup(mcp_server, "mcp-proxy")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "chat.deferred_mcp_proxy"],
+        env={
+            **os.environ,
+            "MCP_URL": mcp_server.url + "/mcp/",
+            "MCP_RUN_TOKEN": ids["token"],
+        },
+    )
+
+    async def use_it():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            other = await session.call_tool("questionnaire_async", {})
+            result = await session.call_tool("interactive_form_question", FORM)
+            return tools, other, result
+
+    tools, other, result = anyio.run(use_it)
+    assert [t.name for t in tools.tools] == ["interactive_form_question"]
+    assert tools.tools[0].input_schema["properties"]["questions"]
+    assert other.is_error and "offers interactive_form_question only" in other.content[0].text
+    assert not result.is_error, result.content[0].text
+    assert _payload(result)["status"] == "waiting_for_user_response"
+    run = mcp_server.json(
+        f"from chat.models import Run; import json; r = Run.objects.get(pk={ids['run']}); "
+        "print(json.dumps([r.status, r.stop_reason]))"
+    )
+    assert run == ["finished", "tool_deferred"]
 
 
 def test_bad_tokens_never_lock_out_a_valid_run_token(mcp_server):

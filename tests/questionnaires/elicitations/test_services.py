@@ -1,24 +1,21 @@
-"""Opening, answering, waiting for and closing elicitations."""
+"""Opening, answering, settling and closing elicitations, and their waits."""
 
 from __future__ import annotations
 
-import threading
-import time
 from datetime import timedelta
 
 import pytest
-from django.db import connections
 from django.utils import timezone
 
 from chat.agent.context import context_messages
 from chat.core.errors import ChatError
-from chat.core.models import Event, Message
+from chat.core.models import Event, Message, Wait
 from questionnaires.elicitations.services import (
     ElicitationRefused,
-    elicitation_abandon,
     elicitation_answer,
     elicitation_complete,
-    elicitation_wait,
+    elicitations_expire_due,
+    elicitations_settled,
 )
 from questionnaires.models import Elicitation
 from questionnaires.registry import input_refuse_if_waiting
@@ -120,28 +117,31 @@ def test_a_stale_copy_loses_the_conditional_update(user, pending):
     assert Elicitation.objects.get().status == "cancelled"
 
 
-def test_wait_returns_the_answer_given_meanwhile(user, pending):
-    def answer_now() -> bool:
-        elicitation_answer(elicitation=pending, action="accept", data=GOOD, user=user)
-        return False
-
-    outcome = elicitation_wait(pending.pk, poll=0.01, cancelled=answer_now)
+def test_settled_reads_answers_and_expires_overdue_cards(user, conversation, pending):
+    assert elicitations_settled([pending.pk]) == {}  # still waiting
+    elicitation_answer(elicitation=pending, action="accept", data=GOOD, user=user)
+    outcome = elicitations_settled([pending.pk])[pending.pk]
     assert outcome.action == "accept" and outcome.content["name"] == "Ann"
-
-
-def test_wait_past_its_time_expires_the_card_and_answers_cancel(pending):
-    Elicitation.objects.filter(pk=pending.pk).update(expires_at=timezone.now())
-    outcome = elicitation_wait(pending.pk, poll=0.01)
-    assert (outcome.action, outcome.content) == ("cancel", None)
-    assert Elicitation.objects.get().status == "expired"
+    late = open_elicitation(conversation, tool_call_id="call_10")
+    Elicitation.objects.filter(pk=late.pk).update(expires_at=timezone.now())
+    assert elicitations_settled([late.pk])[late.pk].action == "cancel"
+    assert Elicitation.objects.get(pk=late.pk).status == "expired"
     assert Event.objects.filter(name="card_locked", data__status="expired").exists()
 
 
-def test_wait_timeout_and_cancelled_run(conversation, pending):
-    assert elicitation_wait(pending.pk, timeout=0.05, poll=0.01).action == "cancel"
-    other = open_elicitation(conversation)
-    assert elicitation_wait(other.pk, poll=0.01, cancelled=lambda: True).action == "cancel"
-    assert Elicitation.objects.get(pk=other.pk).status == "cancelled"
+def test_each_card_has_a_wait_that_ends_with_it(user, pending):
+    wait = Wait.objects.get(ref=f"elicitation:{pending.pk}")
+    assert (wait.kind, wait.status, wait.owner_id) == ("elicitation", "open", user.pk)
+    assert abs((wait.deadline - pending.expires_at).total_seconds()) < 5
+    elicitation_answer(elicitation=pending, action="decline", data={}, user=user)
+    assert Wait.objects.get(pk=wait.pk).status == "answered"
+
+
+def test_the_reaper_expires_an_overdue_card(pending):
+    assert elicitations_expire_due(ids=[pending.pk]) == 1
+    assert Elicitation.objects.get().status == "expired"
+    assert Wait.objects.get().status == "expired"
+    assert elicitations_expire_due(ids=[pending.pk]) == 0
 
 
 def test_an_expired_card_refuses_answers(user, pending):
@@ -153,20 +153,29 @@ def test_an_expired_card_refuses_answers(user, pending):
     assert Elicitation.objects.get().status == "expired"
 
 
-def test_url_mode_accept_then_completion(user, conversation, pending_url):
+def test_url_mode_accept_then_completion_from_its_own_session_only(user, conversation, pending_url):
+    Elicitation.objects.filter(pk=pending_url.pk).update(session_ref="host:1")
     elicitation_answer(elicitation=pending_url, action="accept", data={}, user=user)
-    assert elicitation_wait(pending_url.pk, poll=0.01).action == "accept"
-    assert not elicitation_complete(conversation_id=conversation.pk, remote_id="other")
-    assert elicitation_complete(conversation_id=conversation.pk, remote_id="rid-1")
+    assert elicitations_settled([pending_url.pk])[pending_url.pk].action == "accept"
+    complete = elicitation_complete
+    assert not complete(conversation_id=conversation.pk, remote_id="other", session_ref="host:1")
+    # another server's (or session's) notice with the same id closes nothing
+    assert not complete(conversation_id=conversation.pk, remote_id="rid-1", session_ref="host:2")
+    assert complete(conversation_id=conversation.pk, remote_id="rid-1", session_ref="host:1")
     assert Elicitation.objects.get().status == "completed"
-    assert not elicitation_complete(conversation_id=conversation.pk, remote_id="rid-1")
+    assert not complete(conversation_id=conversation.pk, remote_id="rid-1", session_ref="host:1")
 
 
-def test_abandon_locks_the_card_with_its_reason(pending):
-    elicitation_abandon(pending.pk, "The MCP server disconnected.")
-    row = Elicitation.objects.get()
-    assert row.status == "abandoned" and row.refused_reason == "The MCP server disconnected."
-    elicitation_abandon(12345, "gone")  # unknown ids are ignored
+def test_a_link_shown_for_32042_waits_for_nobody(user, conversation):
+    """-32042: the call has returned; the link doesn't block typing, and opening it is
+    the end of it (no session will send a completion notice)."""
+    row = open_elicitation(
+        conversation, mode="url", requested_schema=None, url="https://x.example/a",
+        session_ref="",
+    )  # fmt: skip
+    input_refuse_if_waiting(conversation=conversation)  # no refusal
+    elicitation_answer(elicitation=row, action="accept", data={}, user=user)
+    assert Elicitation.objects.get().status == "completed"
 
 
 def test_typed_text_is_refused_while_a_card_waits(conversation, pending):
@@ -174,22 +183,3 @@ def test_typed_text_is_refused_while_a_card_waits(conversation, pending):
         input_refuse_if_waiting(conversation=conversation)
     assert error.value.code == "pending_elicitation" and error.value.status == 409
     assert error.value.details == {"elicitation_id": pending.pk}
-
-
-@pytest.mark.django_db(transaction=True)
-def test_wait_in_a_worker_thread_sees_an_answer_from_the_request_thread(user, conversation):
-    row = open_elicitation(conversation)
-    outcomes = []
-
-    def worker() -> None:
-        try:
-            outcomes.append(elicitation_wait(row.pk, poll=0.02, timeout=10))
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    time.sleep(0.1)
-    elicitation_answer(elicitation=row, action="decline", data={}, user=user)
-    thread.join(timeout=15)
-    assert [o.action for o in outcomes] == ["decline"]

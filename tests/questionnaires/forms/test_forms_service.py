@@ -6,11 +6,13 @@ import json
 
 import pytest
 
+from chat.agent.tools import interactive_form_question
+from chat.agent.tools.base import StoredCall
 from chat.core.errors import ChatError
-from chat.core.models import Message, Role, Run
+from chat.core.models import Message, Role, Run, Wait
 from chat.core.services import message_create
 from chat.usecases import message_post_user
-from questionnaires.forms.services import form_open
+from questionnaires.forms.services import form_check
 from questionnaires.models import InteractiveForm
 from questionnaires.tool_calls import assistant_message_create
 from tests.support.asking import QUESTIONS, open_form
@@ -46,11 +48,9 @@ def test_open_returns_the_deferred_result_and_writes_the_render_payload(conversa
 
 def test_invalid_arguments_list_every_problem_and_create_nothing(conversation):
     run = Run.objects.create(conversation=conversation)
-    result = form_open(
+    result = form_check(
         conversation_id=conversation.pk,
         run_id=run.pk,
-        message_id=None,
-        tool_use_id="c",
         arguments={"questions": [{"question": ""}, {"question": "x", "input_type": "choice"}]},
     )
     assert result["success"] is False and result["error_code"] == "INVALID_ARGUMENT"
@@ -77,27 +77,33 @@ def test_a_form_while_another_is_pending_is_refused(conversation, pending):
     assert result["error_code"] == "pending_interactive_form"
 
 
-def test_payload_attaches_when_the_message_is_stored_after_the_tool_ran(conversation):
+def test_checking_writes_nothing_and_the_stored_call_creates_the_form(conversation):
+    """The one mechanism (issue 24): the tool only checks; the form appears with the
+    message that carries its call (`persisted`), once."""
     run = Run.objects.create(conversation=conversation)
-    result = form_open(
-        conversation_id=conversation.pk,
-        run_id=run.pk,
-        message_id=None,
-        tool_use_id="late",
-        arguments={"questions": QUESTIONS},
+    arguments = {"questions": QUESTIONS}
+    result = form_check(conversation_id=conversation.pk, run_id=run.pk, arguments=arguments)
+    assert result["success"] is True and not InteractiveForm.objects.exists()
+    refused = form_check(
+        conversation_id=conversation.pk, run_id=run.pk, arguments=arguments, shown_in_step=True
     )
-    assert result["success"] is True
+    assert refused["error_code"] == "interactive_form_already_shown"
     call = {
         "id": "late",
         "type": "function",
-        "function": {"name": "interactive_form_question", "arguments": "{}"},
+        "function": {"name": "interactive_form_question", "arguments": json.dumps(arguments)},
     }
     message = assistant_message_create(
         conversation=conversation, content="", tool_calls=[call], run=run
     )
-    assert message.metadata["render_payloads"]["late"]["ask_id"] == result["ask_id"]
-    assert Message.objects.get(pk=message.pk).metadata["render_payloads"]["late"]["questions"]
-    assert InteractiveForm.objects.get().message_id == message.pk
+    stored = StoredCall("late", arguments, result, run, message)
+    interactive_form_question.persisted(stored)
+    interactive_form_question.persisted(stored)  # a second time changes nothing
+    form = InteractiveForm.objects.get()
+    assert (form.ask_id, form.message_id) == (result["ask_id"], message.pk)
+    payload = Message.objects.get(pk=message.pk).metadata["render_payloads"]["late"]
+    assert payload["ask_id"] == result["ask_id"] and payload["questions"]
+    assert Wait.objects.get().ref == f"form:{form.pk}"
 
 
 def test_plain_text_is_refused_while_a_form_is_pending(conversation, pending):
