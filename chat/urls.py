@@ -69,9 +69,7 @@ def api_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/", api.conversations, name="conversations"),
         path("conversations/<id:conversation_id>/messages", api.messages, name="messages"),
         path("conversations/<id:conversation_id>/events", api.events, name="events"),
-        path(
-            "conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"
-        ),
+        path("conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
         path(
             "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
             run_identity_api.run_cancel,

@@ -211,9 +211,14 @@ def conversation_page(
     refusal: RefusalView | None = None,
 ) -> dict[str, object]:
     """The conversation page's context (templates/chat/conversation.html)."""
-    items = message_items(conversation=conversation, refused=refused)
+    # Read the stream position and the run BEFORE the messages: whatever commits in between
+    # is then replayed by the stream (its events are after `last_event_id`) and, without
+    # JavaScript, fetched by the refresh (the run still looked active). Read after them, a
+    # reply that committed in between was on neither path.
     last_event_id = conversation.events.aggregate(m=Max("id"))["m"] or 0
+    run = selectors.run_latest(conversation=conversation)
     waits = registry.waiting(conversation=conversation)
+    items = message_items(conversation=conversation, refused=refused)
     return {
         "conversation": conversation,
         "items": items,
@@ -221,7 +226,7 @@ def conversation_page(
         "last_seq": items[-1].message.seq if items else 0,
         "last_event_id": last_event_id,
         "panel": registry.panel_for(conversation=conversation),
-        "run": selectors.run_latest(conversation=conversation),
+        "run": run,
         "waiting_for_person": any(w.kind.run_effect is registry.RunEffect.HOLDS_RUN for w in waits),
         "refusal": refusal,
         "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk),

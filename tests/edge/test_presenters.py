@@ -63,3 +63,30 @@ def test_relative_dates():
     assert _relative(now - timedelta(seconds=5), now) == "just now"
     assert _relative(now - timedelta(minutes=5), now) == "5\xa0minutes ago"
     assert _relative(now - timedelta(days=3, hours=5), now) == "3\xa0days ago"
+
+
+def test_a_reply_committed_while_the_page_is_read_is_never_lost(conversation, monkeypatch):
+    """The page reads the stream position and the run before the messages: a reply that
+    commits while the messages are read is either on the page or after `last_event_id`
+    (replayed by the stream), and the run still looks active (a page without JavaScript
+    refreshes). Read the other way round, it was on neither path."""
+    from chat.core.models import Run
+    from chat.edge import page as page_module
+    from chat.edge.forms import MessageForm
+
+    message_create(conversation=conversation, role="user", content="hi")
+    run = Run.objects.create(conversation=conversation, status="running")
+    real_items = page_module.message_items
+
+    def items_then_reply(**kwargs):
+        items = real_items(**kwargs)
+        message_create(conversation=conversation, role="assistant", content="Echo: hi")
+        Run.objects.filter(pk=run.pk).update(status="finished")
+        return items
+
+    monkeypatch.setattr(page_module, "message_items", items_then_reply)
+    context = page_module.conversation_page(conversation=conversation, form=MessageForm())
+    assert [item.message.content for item in context["items"]] == ["hi"]
+    assert context["run"].status == "running"
+    reply_events = conversation.events.filter(id__gt=context["last_event_id"])
+    assert reply_events.filter(name="message_done").exists()
