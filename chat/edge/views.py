@@ -26,6 +26,7 @@ from chat.core import services
 from chat.core.errors import ChatError
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
+from chat.edge.home import home_agents
 from chat.edge.http import (
     HtmxRequest,
     InvalidId,
@@ -36,7 +37,6 @@ from chat.edge.http import (
 )
 from chat.edge.page import (
     conversation_page,
-    llm_configured,
     message_items,
     message_items_changed,
     refusal_view,
@@ -44,16 +44,16 @@ from chat.edge.page import (
 )
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
-from chat.usecases import intake_begin
 from questionnaires import drafts
-from questionnaires.asks.definitions import conversation_definition, definition_choices
+from questionnaires.asks.definitions import definition_choices
 
 
 def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
+    user = signed_in(request)
     context = {
         "form": form,
-        "sidebar": sidebar(user=signed_in(request), query=request.GET.get("q", "")),
-        "llm_ready": llm_configured(),
+        "agents": home_agents(user=user),
+        "sidebar": sidebar(user=user, query=request.GET.get("q", "")),
     }
     return render(request, "chat/conversation_list.html", context, status=status)
 
@@ -66,26 +66,33 @@ def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
 @login_required
 @require_GET
 def conversation_list(request: HtmxRequest) -> HttpResponse:
-    """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
+    """The home page: a composer to start a conversation; the sidebar lists (and, with
+    ?q=, searches) conversations."""
     return _home(request, _create_form())
 
 
 @login_required
 @require_POST
 def conversation_create(request: HtmxRequest) -> HttpResponse:
+    """The home composer's first send: the conversation and its first message (or its
+    agent's opening) in one step, then its page."""
     form = _create_form(request.POST)
     if not form.is_valid():
-        return _home(request, form, status=400)
-    conversation = services.conversation_create(
-        owner=signed_in(request),
-        title=form.cleaned_data["title"],
-        agent=form.cleaned_data["agent"],
-        language=request.LANGUAGE_CODE,
-    )
-    intake_begin(conversation=conversation, definition_id=form.cleaned_data.get("intake", ""))
-    definition = conversation_definition(conversation)
-    if not conversation.title and definition is not None:  # named after its topic
-        services.conversation_rename(conversation=conversation, title=definition.title)
+        too_long = form.has_error("content", "message_too_long")
+        return _home(request, form, status=413 if too_long else 400)
+    data = form.cleaned_data
+    try:
+        conversation = usecases.conversation_start(
+            owner=signed_in(request),
+            agent=data["agent"],
+            language=request.LANGUAGE_CODE,
+            content=data["content"],
+            title=data["title"],
+            definition_id=data.get("intake", ""),
+        )
+    except ChatError as error:
+        form.add_error("intake" if error.code == "intake_unknown" else "content", error.message)
+        return _home(request, form, status=error.status)
     return redirect("chat:conversation", conversation_id=conversation.pk)
 
 
