@@ -30,6 +30,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/new", views.conversation_create, name="conversation_create"),
         path("conversations/<id:conversation_id>/", views.conversation_detail, name="conversation"),
         path(
+            "conversations/<id:conversation_id>/shell",
+            views.conversation_shell,
+            name="conversation_shell",
+        ),
+        path(
             "conversations/<id:conversation_id>/rename",
             views.conversation_rename,
             name="conversation_rename",

@@ -233,6 +233,21 @@ def conversation_page(
     }
 
 
+def shell_update(
+    *, conversation: Conversation, had_panel: bool, query: str = ""
+) -> dict[str, object]:
+    """What changes around the thread after a message (templates/chat/_shell_update.html):
+    the title, the panel's summary, the sidebar's list, and a panel that appeared in a tab
+    that had none (`had_panel`)."""
+    return {
+        "conversation": conversation,
+        "panel": registry.panel_for(conversation=conversation),
+        "had_panel": had_panel,
+        "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk, query=query),
+        "page_url": reverse("chat:conversation", args=[conversation.pk]),
+    }
+
+
 # --- the conversation list in the sidebar --------------------------------------------------
 
 SIDEBAR_LIMIT = 200

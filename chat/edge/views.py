@@ -40,6 +40,7 @@ from chat.edge.page import (
     message_items,
     message_items_changed,
     refusal_view,
+    shell_update,
     sidebar,
 )
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
@@ -102,6 +103,21 @@ def conversation_detail(request: HtmxRequest, conversation_id: int) -> HttpRespo
     conversation = conversation_for_page(request, conversation_id)
     context = conversation_page(conversation=conversation, form=MessageForm())
     return render(request, "chat/conversation.html", context)
+
+
+@login_required
+@require_GET
+def conversation_shell(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """After a message (`message_done`): the title, the sidebar and a side panel that
+    appeared, as out-of-band swaps; `?panel=1` says this tab already shows the panel,
+    `?q=` keeps the sidebar's search."""
+    conversation = conversation_for_page(request, conversation_id)
+    context = shell_update(
+        conversation=conversation,
+        had_panel=request.GET.get("panel") == "1",
+        query=request.GET.get("q", ""),
+    )
+    return render(request, "chat/_shell_update.html", context)
 
 
 @login_required

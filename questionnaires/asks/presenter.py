@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
@@ -230,7 +231,16 @@ def state_panel_for(conversation: Conversation) -> Panel | None:
         k in state for k in ("consultation_state", "missing_slots")
     ):
         return None
-    return Panel("chat/asks/state_panel.html", state_panel(conversation=conversation))
+    panel = state_panel(conversation=conversation)
+    if panel.definition is not None:
+        title = panel.definition.title
+    else:
+        title = _("Collected information")
+    answered = sum(1 for row in panel.slots if row.filled or row.skipped)
+    summary = ngettext(
+        "%(done)s of %(total)s answered", "%(done)s of %(total)s answered", len(panel.slots)
+    ) % {"done": answered, "total": len(panel.slots)}
+    return Panel("chat/asks/state_panel.html", panel, title=title, summary=summary)
 
 
 def answer_summary(message: Message) -> AnswerSummary | None:
