@@ -232,10 +232,8 @@ def state_panel_for(conversation: Conversation) -> Panel | None:
     ):
         return None
     panel = state_panel(conversation=conversation)
-    if panel.definition is not None:
-        title = panel.definition.title
-    else:
-        title = _("Collected information")
+    definition = panel.definition
+    title = definition.title if definition is not None else _("Collected information")
     answered = sum(1 for row in panel.slots if row.filled or row.skipped)
     summary = ngettext(
         "%(done)s of %(total)s answered", "%(done)s of %(total)s answered", len(panel.slots)

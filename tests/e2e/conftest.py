@@ -129,7 +129,9 @@ def new_conversation(
     return int(page.url.rstrip("/").split("/")[-1])
 
 
-def start_from_home(page, server: LiveServer, *, agent: str, text: str = "", intake: str = "") -> int:
+def start_from_home(
+    page, server: LiveServer, *, agent: str, text: str = "", intake: str = ""
+) -> int:
     """The home page's composer: choose the assistant (and topic), type, send."""
     page.goto(server.url + "/")
     page.select_option("#id_agent", agent)

@@ -25,7 +25,9 @@ def test_the_home_composer_creates_the_conversation_on_first_send(page, server):
     page.goto(server.url + "/")
     expect(page.locator("#id_agent")).to_have_value("intake")  # the default, beside the box
     expect(page.locator("#id_agent option[value=echo]")).to_have_count(0)  # developers only
-    cid = start_from_home(page, server, agent="intake", intake="knee", text="My knee hurts when I run")
+    cid = start_from_home(
+        page, server, agent="intake", intake="knee", text="My knee hurts when I run"
+    )
     expect(page.locator("#messages .msg-user").first).to_contain_text("My knee hurts when I run")
     expect(page.locator("#chat-title")).to_have_text("My knee hurts when I run")
     expect(page.locator("#messages .msg-assistant").first).to_be_visible(timeout=TIMEOUT)
