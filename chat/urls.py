@@ -98,11 +98,16 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         path("i18n/", include("django.conf.urls.i18n")),
         path("admin/", admin.site.urls),
         path("healthz", views.healthz, name="healthz"),
+        # Browsers ask for /favicon.ico by themselves (pages link the SVG and the .ico).
+        path("favicon.ico", views.favicon, name="favicon"),
         path("livez", views.livez, name="livez"),
     ]
 
 
 # A URL id the database can't hold (`chat.edge.http.InvalidId`) and other bad requests.
 handler400 = "chat.edge.views.bad_request"
+# Not found: the app's own page (JSON on the API). Server errors: Django's handler with
+# templates/500.html, which needs no session or database.
+handler404 = "chat.edge.views.not_found"
 
 urlpatterns = project_patterns()

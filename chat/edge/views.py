@@ -6,6 +6,7 @@ import functools
 from contextlib import suppress
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import (
     HttpRequest,
@@ -15,6 +16,7 @@ from django.http import (
     QueryDict,
 )
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -23,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from chat import usecases
 from chat.core import services
-from chat.core.errors import ChatError
+from chat.core.errors import ChatError, NotFound
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
 from chat.edge.home import home_agents
@@ -266,6 +268,25 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     if request.path_info.startswith(("/api/", "/mcp")):
         return error_response(error)
     return HttpResponse(error.message, status=400, content_type="text/plain; charset=utf-8")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 handler: JSON on the API and `/mcp/`; elsewhere the app's own page —
+    inside the app shell, with the sidebar, for a signed-in person."""
+    if request.path_info.startswith(("/api/", "/mcp")):
+        return error_response(NotFound(_("Not found.")))
+    context: dict[str, object] = {}
+    user = getattr(request, "user", None)
+    if isinstance(user, User) and user.is_authenticated:
+        context = {"base_template": "_app.html", "sidebar": sidebar(user=user)}
+    return render(request, "404.html", context, status=404)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico by themselves: the static file (whose name may carry
+    a content hash, so the redirect isn't permanent)."""
+    return redirect(static("img/favicon.ico"))
 
 
 @require_GET
