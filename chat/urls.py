@@ -28,6 +28,7 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
     return [
         path("", views.conversation_list, name="conversation_list"),
         path("conversations/new", views.conversation_create, name="conversation_create"),
+        path("conversations/search", views.conversation_search, name="conversation_search"),
         path("conversations/<id:conversation_id>/", views.conversation_detail, name="conversation"),
         path(
             "conversations/<id:conversation_id>/shell",

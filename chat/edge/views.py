@@ -22,10 +22,12 @@ from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from chat import usecases
 from chat.core import services
 from chat.core.errors import ChatError, NotFound
+from chat.core.models import Conversation
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
 from chat.edge.home import home_agents
@@ -160,8 +162,35 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def conversation_search(request: HtmxRequest) -> HttpResponse:
+    """The sidebar's list for `?q=` (titles and message text), as you type (htmx); the
+    conversation `?current=` stays marked. Without JavaScript the home page takes `?q=`."""
+    return _sidebar_nav(request)
+
+
+def _sidebar_nav(request: HtmxRequest, *, title_of: Conversation | None = None) -> HttpResponse:
+    """The sidebar's list (and, when `title_of` is the open conversation, its new title
+    out of band)."""
+    current = request.GET.get("current") or request.POST.get("current") or ""
+    current_id = parse_id(current, name="current", default=0) or None
+    context = {
+        "sidebar": sidebar(
+            user=signed_in(request),
+            current_id=current_id,
+            query=request.GET.get("q") or request.POST.get("q") or "",
+        ),
+        "page_url": request.POST.get("next") or reverse("chat:conversation_list"),
+        "renamed": title_of,
+        "title_oob": title_of is not None and title_of.pk == current_id,
+    }
+    return render(request, "chat/_sidebar_nav.html", context)
+
+
+@login_required
 @require_POST
 def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """Rename (htmx: the sidebar's list comes back, and the open conversation's title)."""
     conversation = conversation_for_page(request, conversation_id)
     form = ConversationRenameForm(request.POST)
     if form.is_valid():
@@ -169,17 +198,24 @@ def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpRespo
             services.conversation_rename(
                 conversation=conversation, title=form.cleaned_data["title"]
             )
+    if request.htmx:
+        return _sidebar_nav(request, title_of=conversation)
     return redirect(_next(request, reverse("chat:conversation", args=[conversation.pk])))
 
 
 @login_required
 @require_POST
 def conversation_delete(request: HtmxRequest, conversation_id: int) -> HttpResponse:
-    """Delete one of the user's own conversations (anyone else's is a 404)."""
+    """Delete one of the user's own conversations (anyone else's is a 404). htmx: the
+    sidebar's list comes back — or, when it was the open one, the browser goes home."""
     conversation = conversation_for_page(request, conversation_id)
     gone = reverse("chat:conversation", args=[conversation.pk])
     services.conversation_delete(conversation=conversation)
     target = _next(request, reverse("chat:conversation_list"))
+    if request.htmx:
+        if target.startswith(gone):
+            return HttpResponseClientRedirect(reverse("chat:conversation_list"))
+        return _sidebar_nav(request)
     return redirect(reverse("chat:conversation_list") if target.startswith(gone) else target)
 
 

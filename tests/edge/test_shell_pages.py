@@ -83,3 +83,36 @@ def test_the_shell_update_of_someone_elses_conversation_is_404(client_in, other_
     response = client_in.get(reverse("chat:conversation_shell", args=[theirs.pk]))
     assert response.status_code == 404
     assert Conversation.objects.filter(pk=theirs.pk).exists()
+
+
+def test_the_sidebar_search_finds_message_text(client_in, user):
+    from chat.core.services import conversation_create, message_create
+
+    trip = conversation_create(owner=user, title="Weekend", agent="echo")
+    message_create(conversation=trip, role="user", content="Somewhere calm by the sea")
+    conversation_create(owner=user, title="Other", agent="echo")
+    html = client_in.get(reverse("chat:conversation_search"), {"q": "calm sea"}).content.decode()
+    assert 'id="conv-nav"' in html and "Weekend" in html and "Other" not in html
+    html = client_in.get(reverse("chat:conversation_list"), {"q": "calm"}).content.decode()
+    assert "Weekend" in html and ">Other<" not in html  # the same without JavaScript
+    response = client_in.get(reverse("chat:conversation_search"), {"current": "x"})
+    assert response.status_code == 400
+
+
+def test_rename_over_htmx_returns_the_list_and_the_open_title(client_in, conversation):
+    url = reverse("chat:conversation_rename", args=[conversation.pk])
+    data = {"title": "  Road   trip ", "current": str(conversation.pk)}
+    response = client_in.post(url, data, headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="conv-nav"' in html
+    assert 'id="chat-title"' in html and "Road trip" in html and "autofocus" in html
+    conversation.refresh_from_db()
+    assert conversation.title == "Road trip"
+
+
+def test_delete_over_htmx_of_the_open_conversation_goes_home(client_in, conversation):
+    url = reverse("chat:conversation_delete", args=[conversation.pk])
+    page = reverse("chat:conversation", args=[conversation.pk])
+    response = client_in.post(url, {"next": page}, headers={"HX-Request": "true"})
+    assert response["HX-Redirect"] == "/"
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
