@@ -112,3 +112,49 @@ def test_on_a_phone_the_panel_is_a_bottom_sheet_behind_a_pill(browser, server):
     expect(sheet).to_be_hidden()
     assert page.evaluate("document.activeElement.id") == "panel-pill"  # focus came back
     ctx.close()
+
+
+def test_sidebar_search_finds_message_text_and_rename_is_inline(page, server):
+    cid = new_conversation(page, server, title="Holiday")
+    page.fill("#id_content", "Somewhere calm by the lighthouse")
+    page.press("#id_content", "Enter")
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1, timeout=TIMEOUT)
+    page.evaluate("window.qcNoReload = true")  # gone if anything reloads the page
+    page.fill("#conversation-search", "lighthou")
+    items = page.locator("#conv-nav .conv-item")
+    expect(items).to_have_count(1)
+    expect(items.first).to_contain_text("Holiday")  # found by a message, not the title
+    page.fill("#conversation-search", "")
+    entry = page.locator(f'#conv-nav .conv-item:has(a[href="/conversations/{cid}/"])')
+    entry.locator("summary").first.click()
+    entry.locator("input[name=title]").fill("Lighthouse weekend")
+    entry.locator("input[name=title]").press("Enter")
+    expect(page.locator("#chat-title")).to_have_text("Lighthouse weekend")
+    expect(page.locator(f'#conv-nav a[href="/conversations/{cid}/"]')).to_be_focused()
+    assert page.evaluate("window.qcNoReload") is True
+
+
+def test_a_deleted_conversation_shows_the_branded_404(page, server):
+    cid = new_conversation(page, server, title="Short-lived")
+    page.goto(f"{server.url}/conversations/{cid}/")
+    entry = page.locator(f'#conv-nav .conv-item:has(a[href="/conversations/{cid}/"])')
+    entry.locator("summary").first.click()
+    entry.locator(".conv-delete summary").click()
+    entry.get_by_role("button", name="Delete for good").click()
+    page.wait_for_url(server.url + "/")
+    page.goto(f"{server.url}/conversations/{cid}/")
+    expect(page.locator("[data-error-page='404']")).to_contain_text("We can’t find that page")
+    expect(page.locator("#sidebar")).to_be_visible()  # still inside the app
+    expect(page.get_by_role("link", name="Start a new chat")).to_be_visible()
+
+
+def test_pages_have_a_favicon_and_no_console_error(page, server):
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    cid = new_conversation(page, server, title="Icons")
+    for path in ("/", f"/conversations/{cid}/", "/questionnaires/playground/"):
+        page.goto(server.url + path)
+        href = page.locator("link[rel=icon]").first.get_attribute("href")
+        assert href and page.request.get(server.url + href).ok
+    assert page.request.get(server.url + "/favicon.ico").ok
+    assert errors == []
