@@ -32,9 +32,30 @@ class OptionView:
     form_value: str
 
 
+# Option icons drawn by the app (monochrome SVG, static/css/shell.css `.i-NAME`): an ask
+# may name one of these instead of an emoji (the bundled definitions and the tour do).
+ICONS = frozenset(
+    {
+        "arrow-left", "arrow-right", "arrows", "check", "level-1", "level-2", "level-3",
+        "globe", "phone", "wrench", "chart", "flask", "star", "smile", "help",
+    }
+)  # fmt: skip
+
+
+def option_icon(icon: str) -> str:
+    """An option's icon as the widget shows it: a named one is the app's own drawing (a
+    CSS mask, no markup of the ask's); anything else (an emoji) is text."""
+    if icon in ICONS:
+        return format_html('<span class="i i-{}" aria-hidden="true"></span>', icon)
+    return icon
+
+
 def option_views(ask: AskPayload | None) -> list[OptionView]:
     options = ask.get("options", []) if ask is not None else []
-    return [OptionView(o["label"], o.get("icon", ""), form_value(o["value"])) for o in options]
+    return [
+        OptionView(o["label"], option_icon(o.get("icon", "")), form_value(o["value"]))
+        for o in options
+    ]
 
 
 @dataclass(frozen=True)

@@ -158,3 +158,27 @@ def test_pages_have_a_favicon_and_no_console_error(page, server):
         assert href and page.request.get(server.url + href).ok
     assert page.request.get(server.url + "/favicon.ico").ok
     assert errors == []
+
+
+PASTE = """(text) => {
+  const box = document.querySelector('#pg-content');
+  box.value = text;  // as a mouse paste does: an input event, no key at all
+  box.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertFromPaste'}));
+}"""
+
+
+def test_the_playground_previews_a_mouse_paste_beside_the_editor(page, server):
+    page.goto(server.url + "/questionnaires/playground/")
+    card = "```questionnaire\ntitle: Pasted\nquestions:\n  - type: free_text\n    text: Why?\n```\n"
+    page.evaluate(PASTE, card)
+    preview = page.locator(".pg-preview")
+    expect(preview).to_contain_text("Pasted")
+    editor = page.locator(".pg-editor").bounding_box()
+    shown = page.locator("#pg-preview").bounding_box()
+    assert editor and shown and shown["x"] > editor["x"] + editor["width"] - 1  # side by side
+    assert shown["y"] < 400  # above the fold, not under the editor
+    page.set_viewport_size({"width": 360, "height": 740})
+    editor = page.locator(".pg-editor").bounding_box()
+    shown = page.locator("#pg-preview").bounding_box()
+    assert editor and shown and shown["y"] > editor["y"] + editor["height"] - 1  # stacked
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
