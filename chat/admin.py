@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from chat.core.metadata import intake_state, state_of
 from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt, Wait
@@ -348,3 +349,17 @@ class McpServerAdmin(admin.ModelAdmin):
     def stored_secrets(self, obj: McpServer) -> str:
         shown = obj.masked_headers()
         return format_html_join(", ", "{}: {}", shown.items()) if shown else "—"
+
+
+# django-axes' admin model names, which it doesn't translate into Chinese: listed here so
+# `make messages` keeps them in our catalog (which Django reads before axes' own).
+AXES_NAMES = (
+    gettext_noop("access attempt"),
+    gettext_noop("access attempts"),
+    gettext_noop("access failure"),
+    gettext_noop("access failures"),
+    gettext_noop("access log"),
+    gettext_noop("access logs"),
+    gettext_noop("access attempt expiration"),
+    gettext_noop("access attempt expirations"),
+)
