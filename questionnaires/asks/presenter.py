@@ -17,7 +17,7 @@ from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.state import state_view
 from questionnaires.protocol.ask_payload import ask_widget, form_value
 from questionnaires.protocol.ask_reference import reference_or_none
-from questionnaires.registry import AnswerSummary, Drafts, Panel
+from questionnaires.registry import AnswerSummary, CardChrome, CardState, Drafts, Panel
 
 DRAFT_PREFIX = "ask"
 
@@ -51,6 +51,7 @@ class AskView:
     typed: str = ""
     options: list[OptionView] = field(default_factory=list)
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
+    queued: bool = False  # open, but another question of its turn comes first
 
     @property
     def template(self) -> str:
@@ -74,6 +75,32 @@ class AskView:
         """Answers carry it too (`answer_summary`): two asks of a turn may be answered in
         either order, and each answer shows under its own question."""
         return f"{self.turn_id}:{self.ask.get('field', '')}"
+
+    @property
+    def chrome(self) -> CardChrome:
+        state: CardState
+        if self.answer is not None:
+            state = "answered"
+        elif self.answerable:
+            state = "waiting" if self.queued else "open"
+        else:
+            state = "closed"
+        skipped = self.answer is not None and self.answer.source == "user_skipped"
+        chips = {"answered": _("Skipped") if skipped else _("Answered"), "closed": _("Closed")}
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=self.ask.get("question", ""),
+            state=state,
+            chip=chips.get(state, ""),
+            notice=self.error if not self.answerable or self.answer is not None else "",
+        )
+
+    @property
+    def chosen(self) -> str:
+        """The form value of the chosen option (an answered ask), "" for free text."""
+        if self.answer is None or self.answer.value is None:
+            return ""
+        return form_value(self.answer.value)
 
     @property
     def scale_start(self) -> int | float:

@@ -44,7 +44,7 @@ def ask_fragment_view(request: HtmxRequest, conversation_id: int, message_id: in
         # Still open: nothing to change, and a re-render would wipe what the user is
         # typing into it. 204 leaves the widget alone.
         return HttpResponse(status=204)
-    return render(request, view.template, {"ask": view})
+    return render(request, view.template, {"ask": view, "card": view})
 
 
 @login_required
@@ -54,6 +54,8 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
     message = _ask(conversation, message_id)
     action = request.POST.get("action", "option")
     text = request.POST.get("text", "")
+    if action == "option" and not request.POST.get("value") and text.strip():
+        action = "free_text"  # the card's one Send: no option chosen, words typed
     answer = {
         "field": (metadata_of(message).get("ask_user_options") or {}).get("field", ""),
         "turn_id": metadata_of(message).get("turn_id", ""),
@@ -74,7 +76,7 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-    context = {"ask": view, "panel": state_panel(conversation=conversation)}
+    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/answer_response.html", context, status=status)
 
 

@@ -22,7 +22,7 @@
 
   function nextOpen() {
     var widgets = document.querySelectorAll(
-      "#messages .ask:not(.ask-closed) form, #messages .qcard-interactive form");
+      "#messages .ask:not(.ask-closed) form, #messages .qcard-open form");
     for (var i = 0; i < widgets.length; i++) {
       var controls = widgets[i].querySelectorAll(CONTROLS);
       for (var j = 0; j < controls.length; j++) {
