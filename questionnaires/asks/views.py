@@ -40,9 +40,10 @@ def ask_fragment_view(request: HtmxRequest, conversation_id: int, message_id: in
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
     view = ask_view_single(conversation=conversation, message=message)
-    if view.answerable and not view.answer:
-        # Still open: nothing to change, and a re-render would wipe what the user is
-        # typing into it. 204 leaves the widget alone.
+    was_queued = request.GET.get("queued") == "1"
+    if view.answerable and not view.answer and view.queued == was_queued:
+        # Unchanged: a re-render would wipe what the user is typing into it. 204 leaves
+        # the widget alone. (A queued ask whose turn came renders, open.)
         return HttpResponse(status=204)
     return render(request, view.template, {"ask": view, "card": view})
 

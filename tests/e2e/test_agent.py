@@ -73,7 +73,7 @@ def test_protocol_tour(page, server):
     expect(ask.locator(".ask-free input[name=text]")).to_be_visible()
     expect(page.locator("#messages")).to_contain_text("Structured information collection")
     ask.get_by_role("button", name="Fine").click()
-    expect(ask.locator(".ask-answered")).to_contain_text("Fine", timeout=TIMEOUT)
+    expect(ask.locator(".is-chosen")).to_contain_text("Fine", timeout=TIMEOUT)
 
     # 8: the bundled demo MCP server asks with an elicitation card; its tool's result
     # shows on the locked card, then a questionnaire moves the tour on.
@@ -81,7 +81,7 @@ def test_protocol_tour(page, server):
     expect(elic).to_contain_text("Reserve a table at Chez MCP", timeout=TIMEOUT)
     elic.get_by_label("Date").fill("2026-05-01")
     elic.get_by_label("Party Size").fill("2")
-    elic.get_by_role("button", name="Submit").click()
+    elic.get_by_role("button", name="Send", exact=True).click()
     expect(elic.locator(".elic-outcome")).to_contain_text("for 2 on 2026-05-01", timeout=TIMEOUT)
     qid = answer_card(page, qid)
 

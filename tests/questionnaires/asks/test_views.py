@@ -43,10 +43,26 @@ def test_widget_per_shape(page, make_ask, payload, widget, marker):
     assert_inert(html[html.index('<section id="ask-') :], allow_forms=True)
 
 
+def test_one_question_of_a_turn_is_open_at_a_time(client_in, external, page, make_ask):
+    """Two asks in one turn: the second waits, hidden, until the first is answered; its
+    refresh then brings it open (a tab that showed it queued gets it again)."""
+    first = make_ask({"question": "First?", "field": "a", "options": _options(2)})
+    second = make_ask({"question": "Second?", "field": "b", "options": _options(2)})
+    html = page()
+    assert f'id="ask-{second.pk}"' in html and 'data-state="waiting"' in html
+    assert html.count("<form") - html.count('id="composer"') >= 1
+    refresh = f"/conversations/{external.pk}/asks/{second.pk}?queued=1"
+    assert client_in.get(refresh, headers=HX).status_code == 204  # still waiting
+    client_in.post(f"/conversations/{external.pk}/asks/{first.pk}/answer", {"value": "v1"})
+    opened = client_in.get(refresh, headers=HX)
+    assert opened.status_code == 200 and 'data-state="open"' in opened.content.decode()
+    assert client_in.get(refresh.split("?")[0], headers=HX).status_code == 204
+
+
 def test_free_text_entry_unless_turned_off(page, make_ask):
     make_ask({"question": "Q?", "field": "f", "options": _options(2), "allow_free_text": False})
     assert "Or in your own words" not in page()
-    make_ask({"question": "Q?", "field": "g", "options": _options(2)})  # offered by default
+    make_ask({"question": "Q?", "field": "g", "options": _options(2)}, turn_id="turn_2")  # default
     assert "Or in your own words" in page()
 
 
