@@ -33,6 +33,7 @@ class CardChrome:
     chip: str = ""
     source: str = ""
     summary: str = ""
+    skipped: bool = False  # answered by skipping it: a quiet chip, no check mark
     notice: str = ""  # a refusal or "already answered": shown outside the fold, as an alert
 
     @property

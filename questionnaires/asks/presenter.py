@@ -93,6 +93,7 @@ class AskView:
             title=self.ask.get("question", ""),
             state=state,
             chip=chips.get(state, ""),
+            skipped=skipped,
             notice=self.error if not self.answerable or self.answer is not None else "",
         )
 

@@ -157,3 +157,28 @@ def test_failed_run_shows_retry_and_keeps_the_message(page, server):
     assert count.strip().splitlines()[-1] == "2"
     assert first_run
     expect(page.locator("#messages .msg-user")).to_have_count(1)
+
+
+def test_retry_after_stop_replaces_the_stopped_turn(page, server):
+    """Bug 7: Retry after Stop replaces the stopped turn instead of adding a second copy
+    (in the page at once, after a reload, and in what the model reads)."""
+    conversation_id = new_conversation(page, server, agent="echo", title="Stopped turn")
+    page.fill("#id_content", "Count to three")
+    page.click("#composer button[type=submit]")
+    expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Count to three")
+    # the person stopped it after its reply began (what Stop leaves behind stays visible)
+    server.shell(
+        "from chat.models import Run\n"
+        f"Run.objects.filter(conversation_id={conversation_id}).update("
+        "status='cancelled', stop_reason='cancelled')"
+    )
+    page.reload()
+    stopped = page.locator("#run-status .run-cancelled")
+    expect(stopped).to_contain_text("You stopped the assistant.")
+    stopped.get_by_role("button", name="Retry").click()
+    expect(page.locator("#run-status .run-cancelled")).to_have_count(0, timeout=TIMEOUT)
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1, timeout=TIMEOUT)
+    expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Count to three")
+    page.reload()
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1)
+    expect(page.locator("#messages .msg-user")).to_have_count(1)
