@@ -1,0 +1,297 @@
+"""Questionnaire analytics: what each card shown became, counted per definition (a small
+fixture of every kind, with known times), and kept right across refreshes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from chat.core.models import Message, Run, Wait, WaitKind, WaitStatus
+from chat.core.services import conversation_create, message_create
+from questionnaires.analytics.fingerprint import DefinitionSpec, QuestionSpec
+from questionnaires.analytics.models import CardDefinition, CardInstance, DefinitionQuestion
+from questionnaires.analytics.refresh import analytics_rebuild, analytics_refresh
+from questionnaires.asks.models import StructuredAnswer
+from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.inline.models import Submission
+from questionnaires.protocol.names import OTHER_VALUE
+from tests.support.asking import SCHEMA, SPEC_PAYLOAD, TRIP, open_form
+
+pytestmark = pytest.mark.django_db
+
+T0 = timezone.now() - timedelta(hours=1)
+LATER = T0 + timedelta(minutes=30)  # refreshes run "later": every row is past the lag
+
+
+def _at(message: Message, seconds: float = 0) -> Message:
+    Message.objects.filter(pk=message.pk).update(created_at=T0 + timedelta(seconds=seconds))
+    return message
+
+
+def _card(user, n: int, content: str = TRIP) -> tuple[object, Message]:
+    conversation = conversation_create(owner=user, title=f"trip {n}", agent="echo")
+    return conversation, _at(
+        message_create(conversation=conversation, role="assistant", content=content)
+    )
+
+
+def _submit(conversation, message: Message, seconds: float, answers, other=None) -> None:
+    sub = Submission.objects.create(
+        conversation=conversation,
+        message=message,
+        questionnaire_id=f"{message.pk}_q1",
+        answers=answers,
+        other_text=other or {},
+    )
+    Submission.objects.filter(pk=sub.pk).update(created_at=T0 + timedelta(seconds=seconds))
+
+
+def _wait(conversation, ref: str, status: str) -> None:
+    Wait.objects.create(
+        conversation=conversation,
+        owner=conversation.owner,
+        kind=WaitKind.INLINE,
+        ref=ref,
+        status=status,
+        deadline=T0 + timedelta(days=7),
+        closed_at=None if status == WaitStatus.OPEN else T0 + timedelta(seconds=90),
+    )
+
+
+@pytest.fixture
+def trips(user):
+    """Five trip cards: answered in 10 s (Q3 left empty), answered in 30 s with "Other"
+    for Q1 and nothing for Q2, abandoned (the person wrote something else), expired, open."""
+    c1, m1 = _card(user, 1)
+    _submit(c1, m1, 10, {"q1": "Paris", "q2": ["Train"], "q3": ""})
+    c2, m2 = _card(user, 2)
+    _submit(c2, m2, 30, {"q1": OTHER_VALUE, "q2": [], "q3": "window seat"}, {"q1": "Berlin"})
+    c3, m3 = _card(user, 3)
+    message_create(conversation=c3, role="user", content="never mind, tell me a joke")
+    c4, m4 = _card(user, 4)
+    _wait(c4, f"inline:{m4.pk}", WaitStatus.EXPIRED)
+    c5, m5 = _card(user, 5)
+    _wait(c5, f"inline:{m5.pk}", WaitStatus.OPEN)
+    return [(c1, m1), (c2, m2), (c3, m3), (c4, m4), (c5, m5)]
+
+
+def _questions(definition) -> dict[str, DefinitionQuestion]:
+    return {q.question_id: q for q in definition.questions.all()}
+
+
+def test_inline_cards_of_one_definition_are_counted_together(trips):
+    result = analytics_refresh(now=LATER)
+    assert result.created == 5
+    definition = CardDefinition.objects.get()
+    assert definition.kind == "inline" and definition.title == "Trip plan"
+    assert definition.question_count == 3
+    counts = (
+        definition.shown_count,
+        definition.answered_count,
+        definition.abandoned_count,
+        definition.expired_count,
+        definition.open_count,
+        definition.skipped_count,
+        definition.declined_count,
+    )
+    assert counts == (5, 2, 1, 1, 1, 0, 0)
+    assert definition.median_seconds == pytest.approx(20.0)  # 10 s and 30 s
+    questions = _questions(definition)
+    assert [(q.responses, q.skipped, q.other) for q in questions.values()] == [
+        (2, 0, 1),  # Where to? "Other: Berlin" once
+        (2, 1, 0),  # Transport? left empty once
+        (2, 1, 0),  # Anything else? left empty once
+    ]
+    assert [q.has_options for q in questions.values()] == [True, True, False]
+    assert definition.first_shown == T0 and definition.last_shown == T0
+
+
+def test_an_open_card_settles_on_a_later_refresh_and_nothing_counts_twice(trips):
+    analytics_refresh(now=LATER)
+    c5, m5 = trips[4]
+    _submit(c5, m5, 50, {"q1": "Rome", "q2": ["Car"], "q3": "x"})
+    Wait.objects.filter(ref=f"inline:{m5.pk}").update(status=WaitStatus.ANSWERED)
+    result = analytics_refresh(now=LATER)
+    assert (result.created, result.settled) == (0, 1)
+    assert analytics_refresh(now=LATER).settled == 0
+    definition = CardDefinition.objects.get()
+    assert (definition.shown_count, definition.answered_count, definition.open_count) == (5, 3, 0)
+    assert definition.median_seconds == pytest.approx(30.0)  # 10, 30, 50
+    assert _questions(definition)["q1"].responses == 3
+    before = CardDefinition.objects.values().get()
+    analytics_rebuild()  # from scratch: the same numbers
+    after = CardDefinition.objects.values().get()
+    assert {k: v for k, v in before.items() if k != "id"} == {
+        k: v for k, v in after.items() if k != "id"
+    }
+
+
+def test_the_cursor_rereads_rows_younger_than_the_lag(user):
+    conversation, message = _card(user, 1)
+    Message.objects.filter(pk=message.pk).update(created_at=timezone.now())
+    analytics_refresh()
+    analytics_refresh()  # read again (young), recorded once
+    assert CardInstance.objects.count() == 1
+    assert CardDefinition.objects.get().shown_count == 1
+
+
+def test_a_card_whose_conversation_is_deleted_ends_abandoned(trips):
+    analytics_refresh(now=LATER)
+    trips[4][0].delete()
+    analytics_refresh(now=LATER)
+    definition = CardDefinition.objects.get()
+    assert (definition.open_count, definition.abandoned_count, definition.shown_count) == (0, 2, 5)
+
+
+def _ask(user, n: int) -> tuple[object, Message]:
+    conversation = conversation_create(owner=user, title=f"ask {n}", agent="intake")
+    message = message_create(
+        conversation=conversation,
+        role="assistant",
+        content=SPEC_PAYLOAD["question"],
+        metadata={"ask_user_options": SPEC_PAYLOAD, "turn_id": f"t{n}"},  # type: ignore[typeddict-item]
+    )
+    return conversation, _at(message)
+
+
+def _answer(conversation, message, source: str, seconds: float) -> None:
+    row = StructuredAnswer.objects.create(
+        conversation=conversation,
+        ask_message=message,
+        turn_id="t",
+        field="pain_level",
+        value=None,
+        source=source,
+    )
+    StructuredAnswer.objects.filter(pk=row.pk).update(created_at=T0 + timedelta(seconds=seconds))
+
+
+def test_asks_count_skips_and_typed_answers(user):
+    c1, m1 = _ask(user, 1)
+    _answer(c1, m1, StructuredAnswer.Source.OPTION_CLICK, 4)
+    c2, m2 = _ask(user, 2)
+    _answer(c2, m2, StructuredAnswer.Source.FREE_TEXT, 8)
+    c3, m3 = _ask(user, 3)
+    _answer(c3, m3, StructuredAnswer.Source.SKIPPED, 2)
+    analytics_refresh(now=LATER)
+    definition = CardDefinition.objects.get()
+    assert definition.kind == "ask" and definition.source == "pain_level"
+    assert (definition.shown_count, definition.answered_count, definition.skipped_count) == (
+        3,
+        2,
+        1,
+    )
+    assert definition.median_seconds == pytest.approx(6.0)  # the skip is no answer
+    (question,) = definition.questions.all()
+    assert (question.responses, question.skipped, question.other) == (3, 1, 1)
+
+
+def test_forms_and_elicitations_count_declines_and_cancels(user):
+    conversation = conversation_create(owner=user, title="f", agent="scripted")
+    open_form(conversation, tool_use_id="call_a")
+    form = InteractiveForm.objects.get()
+    InteractiveForm.objects.filter(pk=form.pk).update(
+        status=FormStatus.CANCELLED, answered_at=timezone.now()
+    )
+    other = conversation_create(owner=user, title="g", agent="scripted")
+    open_form(other, tool_use_id="call_b")
+    answered = InteractiveForm.objects.get(conversation=other)
+    InteractiveForm.objects.filter(pk=answered.pk).update(
+        status=FormStatus.ANSWERED,
+        answered_at=answered.created_at + timedelta(seconds=12),
+        answer={"answers": {"color": "red", "extras": [], "name": "Ann"}, "message": ""},
+    )
+
+    def elicitation(status: str, by_person: bool) -> None:
+        message = message_create(conversation=conversation, role="assistant", content="q")
+        Elicitation.objects.create(
+            conversation=conversation,
+            message=message,
+            server_name="demo",
+            tool_name="book_room",
+            mode="form",
+            prompt="Who is coming?",
+            requested_schema=SCHEMA,
+            status=status,
+            answered_by=user if by_person else None,
+            answered_at=timezone.now(),
+            expires_at=timezone.now() + timedelta(minutes=30),
+        )
+
+    elicitation(ElicitationStatus.DECLINED, True)
+    elicitation(ElicitationStatus.CANCELLED, True)  # the person's Cancel: a skip
+    elicitation(ElicitationStatus.CANCELLED, False)  # Stop: abandoned
+    elicitation(ElicitationStatus.REFUSED, False)  # never answerable: not shown
+    analytics_refresh(now=timezone.now() + timedelta(minutes=5))
+    forms = CardDefinition.objects.get(kind="form")
+    assert (forms.shown_count, forms.declined_count, forms.answered_count) == (2, 1, 1)
+    assert forms.median_seconds == pytest.approx(12.0)
+    assert [(q.question_id, q.skipped) for q in forms.questions.all()] == [
+        ("color", 0),
+        ("extras", 1),
+        ("name", 0),
+    ]
+    asked = CardDefinition.objects.get(kind="elicitation")
+    assert asked.title == "Who is coming?" and asked.source == "demo · book_room"
+    assert (
+        asked.shown_count,
+        asked.declined_count,
+        asked.skipped_count,
+        asked.abandoned_count,
+    ) == (3, 1, 1, 1)
+    assert asked.question_count == len(SCHEMA["properties"])
+
+
+def test_self_check_repairs_count_on_the_card_they_led_to(user):
+    conversation = conversation_create(owner=user, title="r", agent="openai")
+    run = Run.objects.create(conversation=conversation, status="finished")
+    for attempt in (1, 2):
+        message_create(
+            conversation=conversation,
+            role="assistant",
+            content="```questionnaire\nbroken",
+            hidden=True,
+            metadata={"kind": "self_check_failed", "attempt": attempt, "issues": []},
+            run=run,
+        )
+        message_create(
+            conversation=conversation,
+            role="user",
+            content="fix it",
+            hidden=True,
+            metadata={"kind": "self_check_diagnostic", "attempt": attempt},
+            run=run,
+        )
+    _at(message_create(conversation=conversation, role="assistant", content=TRIP, run=run))
+    # A later card of another run needed no repair.
+    _card(user, 2)
+    analytics_refresh(now=timezone.now() + timedelta(minutes=5))
+    definition = CardDefinition.objects.get()
+    assert (definition.shown_count, definition.repaired_count, definition.repair_attempts) == (
+        2,
+        1,
+        2,
+    )
+
+
+def test_the_fingerprint_ignores_wrapping_but_not_wording():
+    def spec(text: str, options=(("a", "A"), ("b", "B"))) -> DefinitionSpec:
+        return DefinitionSpec(
+            "inline", "Trip", (QuestionSpec("q1", text, "single_choice", options),)
+        )
+
+    assert spec("Where  to?\n").fingerprint() == spec("Where to?").fingerprint()
+    assert spec("Where to go?").fingerprint() != spec("Where to?").fingerprint()
+    assert spec("Where to?", (("a", "A"),)).fingerprint() != spec("Where to?").fingerprint()
+    other_kind = DefinitionSpec("ask", "Trip", spec("Where to?").questions)
+    assert other_kind.fingerprint() != spec("Where to?").fingerprint()
+
+
+def test_readonly_cards_are_not_counted(user):
+    conversation = conversation_create(owner=user, title="ro", agent="echo")
+    message_create(conversation=conversation, role="assistant", content=TRIP, readonly=True)
+    analytics_refresh(now=timezone.now() + timedelta(minutes=5))
+    assert not CardDefinition.objects.exists()
