@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable
-from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -122,7 +121,7 @@ class CardDefinitionAdmin(admin.ModelAdmin):
             raise PermissionDenied
 
     def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
         context = {"last_refreshed": last_refreshed(), **(extra_context or {})}
         return super().changelist_view(request, extra_context=context)
@@ -161,7 +160,7 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         request: HttpRequest,
         object_id: str,
         form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
+        extra_context: dict[str, object] | None = None,
     ) -> HttpResponse:
         """The definition's report (there is nothing to change)."""
         self._viewer(request)

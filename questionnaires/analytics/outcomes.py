@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from django.db.models import OuterRef, Subquery
 
@@ -402,22 +402,27 @@ def forms_by_id(ids: Iterable[int]) -> list[Observation]:
 # --- MCP elicitations ------------------------------------------------------------------
 
 
+def _mapping(value: object) -> Mapping[str, object]:
+    return cast(Mapping[str, object], value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
+
+
 def _schema_questions(schema: object) -> tuple[QuestionSpec, ...]:
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(properties, Mapping):
-        return ()
+    """One question per property of an elicitation's form schema, with its choices."""
     questions: list[QuestionSpec] = []
-    for name, raw in properties.items():
-        prop: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-        raw_items = prop.get("items")
-        items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {}
+    for name, raw in _mapping(_mapping(schema).get("properties")).items():
+        prop = _mapping(raw)
+        items = _mapping(prop.get("items"))
+        names = _list(prop.get("enumNames"))
         options: list[tuple[str, str]] = []
-        raw_names = prop.get("enumNames")
-        names: list[Any] = raw_names if isinstance(raw_names, list) else []
-        for n, value in enumerate(prop.get("enum") or items.get("enum") or []):
+        for n, value in enumerate(_list(prop.get("enum")) or _list(items.get("enum"))):
             options.append((str(value), str(names[n]) if n < len(names) else str(value)))
-        for choice in prop.get("oneOf") or items.get("anyOf") or []:
-            if isinstance(choice, Mapping):
+        for raw_choice in _list(prop.get("oneOf")) or _list(items.get("anyOf")):
+            choice = _mapping(raw_choice)
+            if choice:
                 options.append((str(choice.get("const")), str(choice.get("title") or "")))
         questions.append(
             QuestionSpec(

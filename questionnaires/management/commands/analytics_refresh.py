@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from argparse import ArgumentParser
-from typing import Any
 
 from django.core.management.base import BaseCommand
 
@@ -23,12 +22,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch", type=int, default=BATCH, help="rows per transaction")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         started = time.monotonic()
         if options["rebuild"]:
             result = analytics_rebuild()
         else:
-            result = analytics_refresh(limit=max(1, options["batch"]))
+            batch = options["batch"]
+            result = analytics_refresh(limit=max(1, batch if isinstance(batch, int) else BATCH))
         self.stdout.write(
             f"{result.created} new cards, {result.settled} settled "
             f"in {time.monotonic() - started:.2f} s"

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from questionnaires.analytics.models import CardDefinition, DefinitionQuestion
 from questionnaires.analytics.refresh import analytics_refresh
-from tests.questionnaires.analytics.test_outcomes import LATER, trips  # noqa: F401
+from tests.support.analytics import LATER
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def staff(client, django_user_model):
 
 
 @pytest.fixture
-def report(trips):  # noqa: F811
+def report(trips):
     analytics_refresh(now=LATER)
     return CardDefinition.objects.get()
 
@@ -91,7 +91,7 @@ def test_a_formula_in_a_title_is_not_a_formula_in_the_csv(staff, report):
     assert rows[1][2] == "'=HYPERLINK(1)"
 
 
-def test_refresh_now_is_a_post(staff, trips):  # noqa: F811
+def test_refresh_now_is_a_post(staff, trips):
     assert staff.get(f"{LIST}refresh/").status_code == 405
     response = staff.post(f"{LIST}refresh/")
     assert response.status_code == 302

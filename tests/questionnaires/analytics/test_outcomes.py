@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chat.core.models import Message, Run, Wait, WaitKind, WaitStatus
+from chat.core.models import Message, Run, Wait, WaitStatus
 from chat.core.services import conversation_create, message_create
 from questionnaires.analytics.fingerprint import DefinitionSpec, QuestionSpec
 from questionnaires.analytics.models import CardDefinition, CardInstance, DefinitionQuestion
@@ -16,66 +16,10 @@ from questionnaires.analytics.refresh import analytics_rebuild, analytics_refres
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.forms.models import FormStatus, InteractiveForm
-from questionnaires.inline.models import Submission
-from questionnaires.protocol.names import OTHER_VALUE
+from tests.support.analytics import LATER, T0, at, card, submit
 from tests.support.asking import SCHEMA, SPEC_PAYLOAD, TRIP, open_form
 
 pytestmark = pytest.mark.django_db
-
-T0 = timezone.now() - timedelta(hours=1)
-LATER = T0 + timedelta(minutes=30)  # refreshes run "later": every row is past the lag
-
-
-def _at(message: Message, seconds: float = 0) -> Message:
-    Message.objects.filter(pk=message.pk).update(created_at=T0 + timedelta(seconds=seconds))
-    return message
-
-
-def _card(user, n: int, content: str = TRIP) -> tuple[object, Message]:
-    conversation = conversation_create(owner=user, title=f"trip {n}", agent="echo")
-    return conversation, _at(
-        message_create(conversation=conversation, role="assistant", content=content)
-    )
-
-
-def _submit(conversation, message: Message, seconds: float, answers, other=None) -> None:
-    sub = Submission.objects.create(
-        conversation=conversation,
-        message=message,
-        questionnaire_id=f"{message.pk}_q1",
-        answers=answers,
-        other_text=other or {},
-    )
-    Submission.objects.filter(pk=sub.pk).update(created_at=T0 + timedelta(seconds=seconds))
-
-
-def _wait(conversation, ref: str, status: str) -> None:
-    Wait.objects.create(
-        conversation=conversation,
-        owner=conversation.owner,
-        kind=WaitKind.INLINE,
-        ref=ref,
-        status=status,
-        deadline=T0 + timedelta(days=7),
-        closed_at=None if status == WaitStatus.OPEN else T0 + timedelta(seconds=90),
-    )
-
-
-@pytest.fixture
-def trips(user):
-    """Five trip cards: answered in 10 s (Q3 left empty), answered in 30 s with "Other"
-    for Q1 and nothing for Q2, abandoned (the person wrote something else), expired, open."""
-    c1, m1 = _card(user, 1)
-    _submit(c1, m1, 10, {"q1": "Paris", "q2": ["Train"], "q3": ""})
-    c2, m2 = _card(user, 2)
-    _submit(c2, m2, 30, {"q1": OTHER_VALUE, "q2": [], "q3": "window seat"}, {"q1": "Berlin"})
-    c3, m3 = _card(user, 3)
-    message_create(conversation=c3, role="user", content="never mind, tell me a joke")
-    c4, m4 = _card(user, 4)
-    _wait(c4, f"inline:{m4.pk}", WaitStatus.EXPIRED)
-    c5, m5 = _card(user, 5)
-    _wait(c5, f"inline:{m5.pk}", WaitStatus.OPEN)
-    return [(c1, m1), (c2, m2), (c3, m3), (c4, m4), (c5, m5)]
 
 
 def _questions(definition) -> dict[str, DefinitionQuestion]:
@@ -112,7 +56,7 @@ def test_inline_cards_of_one_definition_are_counted_together(trips):
 def test_an_open_card_settles_on_a_later_refresh_and_nothing_counts_twice(trips):
     analytics_refresh(now=LATER)
     c5, m5 = trips[4]
-    _submit(c5, m5, 50, {"q1": "Rome", "q2": ["Car"], "q3": "x"})
+    submit(c5, m5, 50, {"q1": "Rome", "q2": ["Car"], "q3": "x"})
     Wait.objects.filter(ref=f"inline:{m5.pk}").update(status=WaitStatus.ANSWERED)
     result = analytics_refresh(now=LATER)
     assert (result.created, result.settled) == (0, 1)
@@ -130,7 +74,7 @@ def test_an_open_card_settles_on_a_later_refresh_and_nothing_counts_twice(trips)
 
 
 def test_the_cursor_rereads_rows_younger_than_the_lag(user):
-    conversation, message = _card(user, 1)
+    conversation, message = card(user, 1)
     Message.objects.filter(pk=message.pk).update(created_at=timezone.now())
     analytics_refresh()
     analytics_refresh()  # read again (young), recorded once
@@ -154,7 +98,7 @@ def _ask(user, n: int) -> tuple[object, Message]:
         content=SPEC_PAYLOAD["question"],
         metadata={"ask_user_options": SPEC_PAYLOAD, "turn_id": f"t{n}"},  # type: ignore[typeddict-item]
     )
-    return conversation, _at(message)
+    return conversation, at(message)
 
 
 def _answer(conversation, message, source: str, seconds: float) -> None:
@@ -265,9 +209,9 @@ def test_self_check_repairs_count_on_the_card_they_led_to(user):
             metadata={"kind": "self_check_diagnostic", "attempt": attempt},
             run=run,
         )
-    _at(message_create(conversation=conversation, role="assistant", content=TRIP, run=run))
+    at(message_create(conversation=conversation, role="assistant", content=TRIP, run=run))
     # A later card of another run needed no repair.
-    _card(user, 2)
+    card(user, 2)
     analytics_refresh(now=timezone.now() + timedelta(minutes=5))
     definition = CardDefinition.objects.get()
     assert (definition.shown_count, definition.repaired_count, definition.repair_attempts) == (
