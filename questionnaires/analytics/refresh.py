@@ -227,18 +227,18 @@ def record(observations: list[Observation]) -> RefreshResult:
 
 def _gone(refs: set[str], now: datetime) -> RefreshResult:
     """Open cards whose rows are gone (the conversation was deleted): abandoned."""
-    result = RefreshResult()
-    for pk, definition_id in CardInstance.objects.filter(ref__in=refs).values_list(
-        "pk", "definition_id"
-    ):
-        if CardInstance.objects.filter(pk=pk, outcome=Outcome.OPEN).update(
-            outcome=Outcome.ABANDONED, settled_at=now
-        ):
-            CardDefinition.objects.filter(pk=definition_id).update(
-                open_count=F("open_count") - 1, abandoned_count=F("abandoned_count") + 1
-            )
-            result.settled += 1
-    return result
+    if not refs:
+        return RefreshResult()
+    gone = CardInstance.objects.filter(ref__in=refs, outcome=Outcome.OPEN)
+    per_definition: dict[int, int] = defaultdict(int)
+    for definition_id in gone.values_list("definition_id", flat=True):
+        per_definition[definition_id] += 1
+    settled = gone.update(outcome=Outcome.ABANDONED, settled_at=now)
+    for definition_id, n in per_definition.items():
+        CardDefinition.objects.filter(pk=definition_id).update(
+            open_count=F("open_count") - n, abandoned_count=F("abandoned_count") + n
+        )
+    return RefreshResult(settled=settled)
 
 
 def _cursor(source: str) -> AnalyticsCursor:
