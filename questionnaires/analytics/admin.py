@@ -52,7 +52,6 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         "declined_count",
         "abandoned_count",
         "expired_count",
-        "open_count",
         "median",
         "repaired_share",
         "last_shown",
