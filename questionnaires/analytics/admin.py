@@ -11,14 +11,20 @@ from collections.abc import Iterable
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from questionnaires.analytics.models import CardDefinition
+from questionnaires.analytics.models import CardDefinition, CardKindChoice
 from questionnaires.analytics.refresh import analytics_refresh
 from questionnaires.analytics.selectors import (
     csv_safe,
@@ -30,6 +36,20 @@ from questionnaires.analytics.selectors import (
     percent,
     questions_csv,
 )
+
+
+def bad_request(code: str, message: str) -> HttpResponse:
+    """A refused query string: 400, a stable code in X-Error-Code, the reason as text."""
+    response = HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+    response["X-Error-Code"] = code
+    return response
+
+
+def nul_refused(request: HttpRequest) -> HttpResponse | None:
+    """A NUL anywhere in the query string (PostgreSQL text can't hold one): 400."""
+    if any("\x00" in key or "\x00" in value for key, value in request.GET.items()):
+        return bad_request("text_invalid", _("The address contains a NUL character."))
+    return None
 
 
 def csv_response(rows: Iterable[list[object]], filename: str) -> HttpResponse:
@@ -122,6 +142,9 @@ class CardDefinitionAdmin(admin.ModelAdmin):
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
+        refused = nul_refused(request)
+        if refused is not None:
+            return refused
         context = {"last_refreshed": last_refreshed(), **(extra_context or {})}
         return super().changelist_view(request, extra_context=context)
 
@@ -130,6 +153,12 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         self._viewer(request)
         queryset = self.get_queryset(request).order_by("-last_shown", "id")
         kind = request.GET.get("kind", "")
+        if kind and kind not in CardKindChoice.values:
+            return bad_request(
+                "kind_invalid",
+                _("Unknown kind: use one of %(kinds)s.")
+                % {"kinds": ", ".join(CardKindChoice.values)},
+            )
         if kind:
             queryset = queryset.filter(kind=kind)
         return csv_response(definitions_csv(queryset), "questionnaire-analytics.csv")
