@@ -239,3 +239,23 @@ def test_readonly_cards_are_not_counted(user):
     message_create(conversation=conversation, role="assistant", content=TRIP, readonly=True)
     analytics_refresh(now=timezone.now() + timedelta(minutes=5))
     assert not CardDefinition.objects.exists()
+
+
+def test_the_command_and_the_beat_task_refresh(user, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from chat.runs.tasks import analytics_refresh_task
+
+    assert settings.CELERY_BEAT_SCHEDULE["analytics-refresh"]["task"] == "chat.analytics_refresh"
+    conversation, message = card(user, 1)
+    out = StringIO()
+    call_command("analytics_refresh", stdout=out)
+    assert out.getvalue().startswith("1 new cards, 0 settled")
+    submit(conversation, message, 5, {"q1": "Rome"})
+    assert analytics_refresh_task() == 1  # settled
+    out = StringIO()
+    call_command("analytics_refresh", "--rebuild", stdout=out)
+    assert out.getvalue().startswith("1 new cards, 0 settled")
+    assert CardDefinition.objects.get().answered_count == 1
