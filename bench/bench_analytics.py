@@ -14,6 +14,9 @@ signed-in superuser:
 - `analytics_csv_ms`: the CSV export of every definition;
 - `analytics_refresh_ms_per_card`: the incremental refresh recording 1,000 new inline
   cards (half of them answered) on top of the million;
+- `analytics_recheck_ms_per_open_card`: the next refresh looking at the 500 still open
+  (index lookups only: none changed); `analytics_full_recheck_ms_per_open_card`: the
+  hourly refresh that reads every open card whole (parsed) again;
 - `analytics_group_by_ms` (reference, no target): what one list page would cost counting
   outcomes from the cards (`GROUP BY definition, outcome`) instead of the rollups.
 
@@ -199,12 +202,13 @@ def _time(func: Callable[[], object]) -> float:
     return statistics.median(samples) * 1000
 
 
-def _new_cards() -> float:
-    """1,000 new inline cards (half answered) recorded by the refresh: ms per card."""
+def _new_cards() -> tuple[float, float, float]:
+    """1,000 new inline cards (half answered) recorded by the refresh, then the open half
+    read again by the next refresh: ms per card for each."""
     from django.contrib.auth.models import User
 
     from chat.core.models import Conversation, Message
-    from questionnaires.analytics.refresh import analytics_refresh
+    from questionnaires.analytics.refresh import FULL_RECHECK, analytics_refresh
     from questionnaires.inline.models import Submission
 
     owner = User.objects.create_user("bench-cards")
@@ -230,7 +234,17 @@ def _new_cards() -> float:
     result = analytics_refresh()
     elapsed = time.perf_counter() - began
     assert result.created == NEW_CARDS, result
-    return elapsed * 1000 / NEW_CARDS
+    # The half left unanswered stay open: the next refresh looks at them (index lookups
+    # only, nothing changed), and once an hour it reads them all whole again.
+    began = time.perf_counter()
+    again = analytics_refresh()
+    recheck = time.perf_counter() - began
+    assert (again.created, again.settled) == (0, 0), again
+    began = time.perf_counter()
+    analytics_refresh(now=datetime.now(tz=UTC) + FULL_RECHECK)
+    full = time.perf_counter() - began
+    per_open = 1000 / (NEW_CARDS // 2)
+    return elapsed * 1000 / NEW_CARDS, recheck * per_open, full * per_open
 
 
 def _bench() -> dict[str, dict[str, Any]]:
@@ -276,7 +290,7 @@ def _bench() -> dict[str, dict[str, Any]]:
     detail_ms = _time(get(f"{base}{big}/change/"))
     csv_ms = _time(get(f"{base}csv/"))
     group_ms = _time(group_by)
-    refresh_ms = _new_cards()
+    refresh_ms, recheck_ms, full_ms = _new_cards()
     where = "PostgreSQL" if connection.vendor == "postgresql" else "SQLite"
     what = f"1,000,000 cards, 500 definitions ({where}; built in {build_seconds:.0f} s)"
     return {
@@ -309,6 +323,18 @@ def _bench() -> dict[str, dict[str, Any]]:
             "unit": "ms",
             "target": 10,
             "what": "incremental refresh, 1,000 new cards",
+        },
+        "analytics_recheck_ms_per_open_card": {
+            "value": round(recheck_ms, 2),
+            "unit": "ms",
+            "target": 5,
+            "what": "the next refresh looking at the 500 cards still open (unchanged)",
+        },
+        "analytics_full_recheck_ms_per_open_card": {
+            "value": round(full_ms, 2),
+            "unit": "ms",
+            "target": 5,
+            "what": "the hourly refresh reading every open card whole again",
         },
         "analytics_group_by_ms": {
             "value": round(group_ms, 1),

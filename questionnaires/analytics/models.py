@@ -116,8 +116,8 @@ class CardInstance(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            # The refresh re-reads the open cards only.
-            models.Index(fields=["kind"], condition=Q(outcome="open"), name="cardinst_open"),
+            # The refresh walks the open cards only, in id order.
+            models.Index(fields=["id"], condition=Q(outcome="open"), name="cardinst_open"),
             # Median and quartiles of a definition: an index range, no sort.
             models.Index(
                 fields=["definition", "seconds"],

@@ -510,12 +510,72 @@ def source_after(source: str, after: int, *, limit: int) -> Batch:
     return reader[source](after, limit=limit)
 
 
+def _row_id(ref: str) -> tuple[str, int]:
+    kind, _sep, rest = ref.partition(":")
+    return kind, int(rest.split(":", 1)[0])
+
+
+def _wait_ref(ref: str) -> str:
+    kind, pk = _row_id(ref)
+    return f"{kind}:{pk}"
+
+
+def refs_changed(cards: Sequence[tuple[str, int]], *, messages_after: int) -> set[str]:
+    """Of these open cards (ref, conversation id), the ones whose outcome may have changed
+    since the message cursor stood at `messages_after` — found with index lookups only,
+    so only those are read whole (parsed) again. Everything that settles a card leaves a
+    trace here: an answer, a skip or a form is posted as a message (`answer_post`); an
+    expiry, Stop or a run's end closes its wait; an elicitation's row leaves `pending`; a
+    deleted conversation takes its rows with it."""
+    if not cards:
+        return set()
+    conversations = {conversation for _ref, conversation in cards}
+    active = set(
+        Message.objects.filter(conversation_id__in=conversations, id__gt=messages_after)
+        .values_list("conversation_id", flat=True)
+        .distinct()
+    )
+    refs = [ref for ref, _conversation in cards]
+    closed = set(
+        Wait.objects.filter(ref__in={_wait_ref(r) for r in refs})
+        .exclude(status=WaitStatus.OPEN)
+        .values_list("ref", flat=True)
+    )
+    by_kind: dict[str, set[int]] = defaultdict(set)
+    for ref in refs:
+        kind, pk = _row_id(ref)
+        by_kind[kind].add(pk)
+    still = set(
+        Message.objects.filter(id__in=by_kind["inline"] | by_kind["ask"]).values_list(
+            "id", flat=True
+        )
+    )
+    pending_forms = set(
+        InteractiveForm.objects.filter(
+            id__in=by_kind["form"], status=FormStatus.PENDING
+        ).values_list("id", flat=True)
+    )
+    pending_elicitations = set(
+        Elicitation.objects.filter(
+            id__in=by_kind["elicitation"], status=ElicitationStatus.PENDING
+        ).values_list("id", flat=True)
+    )
+    pending = {"form": pending_forms, "elicitation": pending_elicitations}
+    changed: set[str] = set()
+    for ref, conversation in cards:
+        kind, pk = _row_id(ref)
+        there = pk in pending.get(kind, still)
+        if not there or conversation in active or _wait_ref(ref) in closed:
+            changed.add(ref)
+    return changed
+
+
 def refs_observe(refs: Iterable[str]) -> list[Observation]:
     """The cards `refs` names, as they stand now (the refresh's open cards)."""
     by_kind: dict[str, set[int]] = defaultdict(set)
     for ref in refs:
-        kind, _sep, rest = ref.partition(":")
-        by_kind[kind].add(int(rest.split(":", 1)[0]))
+        kind, pk = _row_id(ref)
+        by_kind[kind].add(pk)
     found: list[Observation] = []
     if by_kind["inline"] or by_kind["ask"]:
         found += messages_by_id(by_kind["inline"] | by_kind["ask"])

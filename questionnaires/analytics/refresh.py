@@ -45,6 +45,8 @@ from questionnaires.analytics.models import (
 from questionnaires.analytics.outcomes import OTHER, SKIPPED, Observation
 
 LAG = timedelta(seconds=30)
+# Every open card is read again this often (else only those whose rows show a change).
+FULL_RECHECK = timedelta(hours=1)
 BATCH = 1000
 
 
@@ -246,9 +248,9 @@ def _cursor(source: str) -> AnalyticsCursor:
     return AnalyticsCursor.objects.select_for_update().get(pk=cursor.pk)
 
 
-def refresh_batch(*, limit: int = BATCH, now: datetime | None = None) -> tuple[RefreshResult, bool]:
-    """One batch of every source and of the open cards. Returns what it did and whether
-    more is waiting (a source had a full batch)."""
+def sources_batch(*, limit: int = BATCH, now: datetime | None = None) -> tuple[RefreshResult, bool]:
+    """One batch of every source past its cursor, in one transaction. Returns what it
+    did and whether more is waiting (a source had a full batch and its cursor moved)."""
     now = now or timezone.now()
     result = RefreshResult()
     more = False
@@ -265,32 +267,60 @@ def refresh_batch(*, limit: int = BATCH, now: datetime | None = None) -> tuple[R
             more = more or (len(batch.rows) == limit and cursor.last_id != before)
             cursor.refreshed_at = now
             cursor.save(update_fields=["last_id", "refreshed_at"])
-    # The cards still open, oldest first, in batches.
-    after = 0
-    while True:
-        with transaction.atomic():
-            refs = list(
-                CardInstance.objects.filter(outcome=Outcome.OPEN, id__gt=after)
-                .order_by("id")
-                .values_list("id", "ref")[:limit]
-            )
-            if not refs:
-                break
-            after = refs[-1][0]
-            found = outcomes.refs_observe(ref for _pk, ref in refs)
-            result += record(found)
-            result += _gone({ref for _pk, ref in refs} - {o.ref for o in found}, now)
     return result, more
 
 
+def open_recheck(
+    *, messages_after: int, full: bool, limit: int = BATCH, now: datetime | None = None
+) -> RefreshResult:
+    """Settle the open cards that may have changed since the message cursor stood at
+    `messages_after` (all of them with `full`), in batches, oldest first."""
+    now = now or timezone.now()
+    result = RefreshResult()
+    after = 0
+    while True:
+        with transaction.atomic():
+            cards = list(
+                CardInstance.objects.filter(outcome=Outcome.OPEN, id__gt=after)
+                .order_by("id")
+                .values_list("id", "ref", "conversation_id")[:limit]
+            )
+            if not cards:
+                return result
+            after = cards[-1][0]
+            pairs = [(ref, conversation) for _pk, ref, conversation in cards]
+            refs = (
+                {ref for ref, _c in pairs}
+                if full
+                else outcomes.refs_changed(pairs, messages_after=messages_after)
+            )
+            found = outcomes.refs_observe(refs)
+            result += record(found)
+            result += _gone(refs - {o.ref for o in found}, now)
+
+
 def analytics_refresh(*, limit: int = BATCH, now: datetime | None = None) -> RefreshResult:
-    """Bring the analytics up to date (every batch until the sources are read)."""
+    """Bring the analytics up to date: every source past its cursor, then the open cards
+    that may have changed (every open card, once an hour: `FULL_RECHECK`)."""
+    now = now or timezone.now()
+    messages_after = (
+        AnalyticsCursor.objects.filter(source="message").values_list("last_id", flat=True).first()
+        or 0
+    )
     total = RefreshResult()
     while True:
-        result, more = refresh_batch(limit=limit, now=now)
+        result, more = sources_batch(limit=limit, now=now)
         total += result
         if not more:
-            return total
+            break
+    with transaction.atomic():
+        recheck = _cursor("recheck")
+        full = recheck.refreshed_at is None or recheck.refreshed_at <= now - FULL_RECHECK
+        if full:
+            recheck.refreshed_at = now
+            recheck.save(update_fields=["refreshed_at"])
+    total += open_recheck(messages_after=messages_after, full=full, limit=limit, now=now)
+    return total
 
 
 def analytics_rebuild() -> RefreshResult:

@@ -254,8 +254,30 @@ def test_the_command_and_the_beat_task_refresh(user, settings):
     call_command("analytics_refresh", stdout=out)
     assert out.getvalue().startswith("1 new cards, 0 settled")
     submit(conversation, message, 5, {"q1": "Rome"})
+    message_create(conversation=conversation, role="user", content="Rome")  # as answer_post
     assert analytics_refresh_task() == 1  # settled
     out = StringIO()
     call_command("analytics_refresh", "--rebuild", stdout=out)
     assert out.getvalue().startswith("1 new cards, 0 settled")
     assert CardDefinition.objects.get().answered_count == 1
+
+
+def test_only_open_cards_whose_rows_changed_are_read_again(trips, monkeypatch):
+    from questionnaires.analytics import outcomes
+
+    analytics_refresh(now=LATER)
+    read: list[set[str]] = []
+    real = outcomes.refs_observe
+    monkeypatch.setattr(outcomes, "refs_observe", lambda refs: read.append(set(refs)) or real(refs))
+    analytics_refresh(now=LATER)  # nothing happened: nothing parsed again
+    assert read == [set()]
+    c5, m5 = trips[4]
+    message_create(conversation=c5, role="user", content="later")
+    analytics_refresh(now=LATER)
+    assert read[-1] == {f"inline:{m5.pk}:{m5.pk}_q1"}
+    assert CardDefinition.objects.get().abandoned_count == 2
+    # Once an hour every open card is read again, whatever changed.
+    c1, m1 = card(trips[0][0].owner, 9)
+    analytics_refresh(now=LATER)
+    analytics_refresh(now=LATER + timedelta(hours=2))
+    assert f"inline:{m1.pk}:{m1.pk}_q1" in read[-1]
