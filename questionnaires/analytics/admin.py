@@ -20,6 +20,7 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -105,7 +106,7 @@ class CardDefinitionAdmin(admin.ModelAdmin):
 
     @admin.display(description=gettext_lazy("definition"), ordering="title")
     def title_or_id(self, obj: CardDefinition) -> str:
-        title = obj.title or obj.fingerprint[:12]
+        title = Truncator(obj.title or obj.fingerprint[:12]).chars(80)
         return f"{title} ({obj.source})" if obj.source and obj.source != obj.title else title
 
     @admin.display(description=gettext_lazy("answered"), ordering="answer_rate")

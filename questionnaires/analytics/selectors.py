@@ -43,9 +43,11 @@ def percent(part: int, whole: int) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """12 s, 3 min 5 s, 2 h 3 min, 4 d 2 h."""
+    """under 1 s, 12 s, 3 min 5 s, 2 h 3 min, 4 d 2 h."""
     if seconds is None:
         return "—"
+    if seconds < 1:
+        return _("under 1 s")
     s = round(seconds)
     if s < 60:
         return _("%(s)s s") % {"s": s}
