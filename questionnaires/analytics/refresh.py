@@ -78,7 +78,7 @@ class _Deltas:
         if obs.outcome == Outcome.ANSWERED:
             self.timed.add(definition_id)
         for qid, result in obs.questions.items():
-            q = self.questions[(definition_id, qid)]
+            q = self.questions[(definition_id, qid[:200])]
             q["responses"] += 1
             q["skipped"] += result == SKIPPED
             q["other"] += result == OTHER
@@ -162,16 +162,20 @@ def _definitions(observations: list[Observation]) -> dict[str, int]:
             },
         )
         if created:
+            # Ids cut to 200 characters could meet (a server's property names): first wins.
             DefinitionQuestion.objects.bulk_create(
-                DefinitionQuestion(
-                    definition=definition,
-                    position=n,
-                    question_id=q.id[:200],
-                    text=q.text,
-                    type=q.type[:40],
-                    has_options=bool(q.options),
-                )
-                for n, q in enumerate(spec.questions)
+                (
+                    DefinitionQuestion(
+                        definition=definition,
+                        position=n,
+                        question_id=q.id[:200],
+                        text=q.text,
+                        type=q.type[:40],
+                        has_options=bool(q.options),
+                    )
+                    for n, q in enumerate(spec.questions)
+                ),
+                ignore_conflicts=True,
             )
         known[fingerprint] = definition.pk
     return known

@@ -281,3 +281,29 @@ def test_only_open_cards_whose_rows_changed_are_read_again(trips, monkeypatch):
     analytics_refresh(now=LATER)
     analytics_refresh(now=LATER + timedelta(hours=2))
     assert f"inline:{m1.pk}:{m1.pk}_q1" in read[-1]
+
+
+def test_a_hostile_schema_never_stops_the_refresh(user):
+    conversation = conversation_create(owner=user, title="h", agent="scripted")
+    long = "p" * 250
+    schema = {
+        "type": "object",
+        "properties": {long + "a": {"type": "string"}, long + "b": {"type": "string"}},
+    }
+    message = message_create(conversation=conversation, role="assistant", content="q")
+    Elicitation.objects.create(
+        conversation=conversation,
+        message=message,
+        server_name="evil",
+        mode="form",
+        prompt="=cmd|' /C calc'!A0",
+        requested_schema=schema,
+        status=ElicitationStatus.ACCEPTED,
+        content={long + "a": "x"},
+        answered_at=timezone.now(),
+        expires_at=timezone.now() + timedelta(minutes=30),
+    )
+    analytics_refresh(now=timezone.now() + timedelta(minutes=5))
+    definition = CardDefinition.objects.get()
+    assert definition.answered_count == 1 and definition.question_count == 2
+    assert definition.questions.count() == 1  # the cut ids met: the first one counts
