@@ -38,6 +38,10 @@ from questionnaires.analytics.selectors import (
     questions_csv,
 )
 
+# How long *Refresh now* reads new rows within a request (a large backlog is the beat's
+# or the command's).
+REFRESH_BUDGET_SECONDS = 10.0
+
 
 def bad_request(code: str, message: str) -> HttpResponse:
     """A refused query string: 400, a stable code in X-Error-Code, the reason as text."""
@@ -175,13 +179,22 @@ class CardDefinitionAdmin(admin.ModelAdmin):
 
     def refresh_view(self, request: HttpRequest) -> HttpResponse:
         self._viewer(request)
-        result = analytics_refresh()
+        result = analytics_refresh(budget=REFRESH_BUDGET_SECONDS)
         self.message_user(
             request,
             _("Analytics refreshed: %(created)s new cards, %(settled)s settled.")
             % {"created": result.created, "settled": result.settled},
             messages.SUCCESS,
         )
+        if result.more:
+            self.message_user(
+                request,
+                _(
+                    "More remains to be read: the next refresh goes on (every minute), or "
+                    "run “manage.py analytics_refresh”."
+                ),
+                messages.WARNING,
+            )
         return HttpResponseRedirect(reverse("admin:questionnaires_carddefinition_changelist"))
 
     def change_view(

@@ -23,6 +23,7 @@ and skipped (an instance's `ref` is unique).
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,10 +55,12 @@ BATCH = 1000
 class RefreshResult:
     created: int = 0
     settled: int = 0
+    more: bool = False  # stopped at its budget with rows still to read
 
     def __iadd__(self, other: RefreshResult) -> RefreshResult:
         self.created += other.created
         self.settled += other.settled
+        self.more = self.more or other.more
         return self
 
 
@@ -303,10 +306,16 @@ def open_recheck(
             result += _gone(refs - {o.ref for o in found}, now)
 
 
-def analytics_refresh(*, limit: int = BATCH, now: datetime | None = None) -> RefreshResult:
+def analytics_refresh(
+    *, limit: int = BATCH, now: datetime | None = None, budget: float | None = None
+) -> RefreshResult:
     """Bring the analytics up to date: every source past its cursor, then the open cards
-    that may have changed (every open card, once an hour: `FULL_RECHECK`)."""
+    that may have changed (every open card, once an hour: `FULL_RECHECK`).
+
+    With `budget` (seconds) it stops reading sources once that is spent (a request's
+    *Refresh now* on a large backlog) and says `more`; the next refresh goes on."""
     now = now or timezone.now()
+    ends = None if budget is None else time.monotonic() + budget
     messages_after = (
         AnalyticsCursor.objects.filter(source="message").values_list("last_id", flat=True).first()
         or 0
@@ -317,6 +326,9 @@ def analytics_refresh(*, limit: int = BATCH, now: datetime | None = None) -> Ref
         total += result
         if not more:
             break
+        if ends is not None and time.monotonic() > ends:
+            total.more = True
+            return total
     with transaction.atomic():
         recheck = _cursor("recheck")
         full = recheck.refreshed_at is None or recheck.refreshed_at <= now - FULL_RECHECK

@@ -307,3 +307,12 @@ def test_a_hostile_schema_never_stops_the_refresh(user):
     definition = CardDefinition.objects.get()
     assert definition.answered_count == 1 and definition.question_count == 2
     assert definition.questions.count() == 1  # the cut ids met: the first one counts
+
+
+def test_a_budget_stops_reading_sources_and_says_more(user):
+    for n in range(3):
+        card(user, n)
+    result = analytics_refresh(now=LATER, limit=1, budget=0.0)
+    assert result.more and result.created == 1
+    result = analytics_refresh(now=LATER, limit=1)
+    assert not result.more and CardDefinition.objects.get().shown_count == 3
