@@ -27,7 +27,7 @@ def conversation_search_for_user(*, user: User, query: str) -> QuerySet[Conversa
     newest first (the sidebar's search; an empty query lists them all).
 
     On PostgreSQL message text is searched with full-text search (the `simple`
-    configuration, each word as a prefix, so results follow typing; the chat/0010 GIN
+    configuration, each word as a prefix, so results follow typing; the chat/0011 GIN
     index serves it), titles by substring; elsewhere (SQLite) each word by substring."""
     found = conversation_list_for_user(user=user)
     query = " ".join(query.split())[:200]

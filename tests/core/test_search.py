@@ -53,6 +53,6 @@ def test_on_postgresql_message_text_uses_full_text_search(postgres_only, user, c
     assert connection.vendor == "postgresql"
     sql = str(conversation_search_for_user(user=user, query="oslo").query)
     assert "to_tsvector" in sql and "to_tsquery" in sql
-    with connection.cursor() as cursor:  # the chat/0010 index for that very expression
+    with connection.cursor() as cursor:  # the chat/0011 index for that very expression
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'msg_content_fts_simple'")
         assert cursor.fetchone() is not None

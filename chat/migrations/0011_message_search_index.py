@@ -21,6 +21,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chat", "0009_waits_and_mcp_calls")]
+    dependencies = [("chat", "0010_user_preferences")]
 
     operations = [migrations.RunPython(create, drop, elidable=False)]

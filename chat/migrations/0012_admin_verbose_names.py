@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0010_message_search_index'),
+        ('chat', '0011_message_search_index'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('questionnaires', '0005_elicitation_input_key'),
+        ('questionnaires', '0006_analytics'),
     ]
 
     operations = [
