@@ -122,3 +122,24 @@ def test_no_js_answers(browser, server):
 def test_echo_conversations_have_no_panel(page, server):
     new_conversation(page, server, agent="echo")
     expect(page.locator("#state-panel")).to_have_count(0)
+
+
+def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, server, context):
+    """Bug 1: a tab without its live stream answers a question another tab answered: it
+    says so on the card (not a silent 409), and the card shows the answer that counts."""
+    page.route("**/events*", lambda route: route.abort())  # this tab hears nothing live
+    _start(page, server)
+    cid = int(page.url.rstrip("/").split("/")[-1])
+    other = context.new_page()
+    other.goto(f"{server.url}/conversations/{cid}/")
+    _open_ask(other, "knee_side").get_by_role("button", name="Left knee").click()
+    expect(other.locator('.ask[data-field="knee_side"]')).to_have_attribute("data-state", "answered")
+    stale = page.locator('.ask[data-field="knee_side"]')
+    expect(stale).to_have_attribute("data-state", "open")
+    stale.get_by_role("button", name="Right knee").click()
+    expect(stale).to_have_attribute("data-state", "answered")
+    alert = stale.get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert).to_be_focused()
+    expect(stale.locator("form")).to_have_count(0)  # no further Send can fail the same way
+    expect(stale.locator(".is-chosen")).to_contain_text("Left knee")
