@@ -133,7 +133,9 @@ def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, 
     other = context.new_page()
     other.goto(f"{server.url}/conversations/{cid}/")
     _open_ask(other, "knee_side").get_by_role("button", name="Left knee").click()
-    expect(other.locator('.ask[data-field="knee_side"]')).to_have_attribute("data-state", "answered")
+    expect(other.locator('.ask[data-field="knee_side"]')).to_have_attribute(
+        "data-state", "answered"
+    )
     stale = page.locator('.ask[data-field="knee_side"]')
     expect(stale).to_have_attribute("data-state", "open")
     stale.get_by_role("button", name="Right knee").click()
