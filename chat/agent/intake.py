@@ -15,7 +15,7 @@ import yaml
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import intake_state, metadata_of, state_of
+from chat.core.metadata import StructuredAnswerEnvelope, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role, Run, StopReason
 from chat.core.services import message_create
 from questionnaires.asks import selectors as ask_selectors
@@ -127,7 +127,7 @@ def _take_in_text(
 
 
 def _read_ahead(
-    conversation: Conversation, definition: Definition, answer: Mapping[str, Json] | None
+    conversation: Conversation, definition: Definition, answer: StructuredAnswerEnvelope | None
 ) -> None:
     """Words that didn't answer their own question may answer a scale asked later: "maybe
     4 out of 10" to "does it come with pain?" is a pain score of 4 (kept "Please check"),
