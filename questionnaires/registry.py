@@ -37,9 +37,8 @@ from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
-from questionnaires.chrome import CardChrome, CardState
-
-__all__ = ["CardChrome", "CardState"]  # the card frame's view model, for kinds
+from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
+from questionnaires.chrome import CardState as CardState
 
 logger = logging.getLogger(__name__)
 

@@ -103,6 +103,22 @@ def test_no_js_answer_redirects_and_errors_keep_text(client_in, external, make_a
     assert (row.source, row.value, row.raw_text) == ("user_free_text", "stairs hurt", "stairs hurt")
 
 
+def test_a_stale_page_answering_an_answered_ask_without_js_is_redirected_with_why(
+    client_in, external, make_ask
+):
+    """Bug 1/2 without JavaScript: post, redirect, get — a reload never posts again, and
+    the page says (once, under the question) that it was already answered."""
+    ask = make_ask()
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    assert client_in.post(url, {"action": "option", "value": "mild"}).status_code == 302
+    response = client_in.post(url, {"action": "option", "value": "severe"})
+    assert response.status_code == 302 and response["Location"].endswith(f"#msg-{ask.pk}")
+    page = client_in.get(response["Location"]).content.decode()
+    assert "already been answered" in page and 'class="msg-notice"' in page
+    assert "already been answered" not in client_in.get(response["Location"]).content.decode()
+    assert StructuredAnswer.objects.get().value == "mild"
+
+
 def test_skip_and_superseded(client_in, external, make_ask):
     first = make_ask(turn_id="a")
     make_ask({"question": "Q2", "field": "g", "type": "boolean"}, turn_id="b")
