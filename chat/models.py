@@ -8,11 +8,13 @@ from chat.core.models import (
     Conversation,
     Event,
     Message,
+    ModelUsage,
     Role,
     Run,
     RunAttempt,
     RunStatus,
     StopReason,
+    UsageByUser,
     Wait,
 )
 from chat.mcphost.models import McpServer
@@ -29,11 +31,13 @@ __all__ = [
     "McpServer",
     "McpServerState",
     "Message",
+    "ModelUsage",
     "Role",
     "Run",
     "RunAttempt",
     "RunStatus",
     "Skill",
     "StopReason",
+    "UsageByUser",
     "Wait",
 ]
