@@ -322,7 +322,7 @@ LOGGING = {
         # A bad Host header is a client's mistake (or a scan), not a server error: one
         # warning line, no traceback.
         "django.security.DisallowedHost": {"handlers": ["brief"], "propagate": False},
-        "chat.access": {"level": "INFO" if LOG_ACCESS else "WARNING"},
+        "chat.access": {"level": "INFO"},  # (written only with LOG_ACCESS)
     },
 }
 if LOG_FORMAT == "json":
