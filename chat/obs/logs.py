@@ -27,9 +27,11 @@ import re
 import uuid
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import structlog
+from django.utils.functional import empty
 from structlog.contextvars import (
     bind_contextvars,
     bound_contextvars,
@@ -64,10 +66,29 @@ def current(key: str) -> Any:
     return get_contextvars().get(key)
 
 
-def request_bind(request_id: str) -> None:
+# The request being served, for the user a line names: read when a line is written, and
+# only if something already loaded the user (a log line never costs a session query).
+_request: ContextVar[object | None] = ContextVar("chat_obs_request", default=None)
+
+
+def request_bind(request_id: str, request: object | None = None) -> None:
     """A new request: nothing of an earlier one (on this thread) stays bound."""
     clear_contextvars()
     bind_contextvars(request_id=request_id)
+    _request.set(request)
+
+
+def known_user_id(request: object) -> int | None:
+    """The signed-in user of `request` if it is known already: the session's once a view
+    (or `login_required`) looked, an API token's once `api_view` set it."""
+    user = getattr(request, "__dict__", {}).get("user")
+    if user is None:
+        return None
+    wrapped = getattr(user, "_wrapped", user)  # django's SimpleLazyObject
+    if wrapped is empty or not getattr(wrapped, "is_authenticated", False):
+        return None
+    pk = getattr(wrapped, "pk", None)
+    return pk if isinstance(pk, int) else None
 
 
 def user_bind(user_id: int | None) -> None:
@@ -98,6 +119,10 @@ def run_bound(
 
 
 def _ids(_logger: object, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+    if event.get("user") is None and (request := _request.get()) is not None:
+        user_id = known_user_id(request)
+        if user_id is not None:
+            event["user"] = pseudonym(user_id)
     for key in IDS:
         event.setdefault(key, None)
     return event
@@ -133,6 +158,7 @@ def _publish(headers: MutableMapping[str, Any] | None = None, **_kwargs: object)
 
 def _prerun(task: Any = None, **_kwargs: object) -> None:
     clear_contextvars()
+    _request.set(None)
     request = getattr(task, "request", None)
     incoming = getattr(request, CELERY_HEADER, None) if request is not None else None
     if isinstance(incoming, str) and _SAFE_ID.match(incoming):
@@ -141,6 +167,7 @@ def _prerun(task: Any = None, **_kwargs: object) -> None:
 
 def _postrun(**_kwargs: object) -> None:
     clear_contextvars()
+    _request.set(None)
 
 
 def celery_connect() -> None:

@@ -31,7 +31,7 @@ class ObservabilityMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         started = time.perf_counter()
         request_id = logs.request_id_new(request.headers.get(logs.REQUEST_ID_HEADER))
-        logs.request_bind(request_id)
+        logs.request_bind(request_id, request)
         response = self.get_response(request)
         seconds = time.perf_counter() - started
         match = request.resolver_match
@@ -41,9 +41,6 @@ class ObservabilityMiddleware:
         metrics.HTTP_REQUEST_SECONDS.labels(view, method, str(status)).observe(seconds)
         response[logs.REQUEST_ID_HEADER] = request_id
         if self.access:
-            if logs.current("user") is None:  # an API token's user is known only now
-                user = getattr(request, "user", None)
-                logs.user_bind(user.pk if user is not None and user.is_authenticated else None)
             access_log.info(
                 "%s %s %s %.1f ms",
                 method,
@@ -67,7 +64,6 @@ class ObservabilityMiddleware:
         _args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> None:
+        # (The user is named when a line is written, once the view has loaded it: looking
+        # here would cost an API request its session's queries.)
         logs.conversation_bind(kwargs.get("conversation_id"))
-        user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated:
-            logs.user_bind(user.pk)
