@@ -119,6 +119,7 @@ def run_bound(
 
 
 def _ids(_logger: object, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+    event.pop("color_message", None)  # uvicorn's terminal copy of the message
     if event.get("user") is None and (request := _request.get()) is not None:
         user_id = known_user_id(request)
         if user_id is not None:

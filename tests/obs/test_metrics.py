@@ -204,3 +204,25 @@ def test_metrics_of_several_processes_are_summed_and_dead_ones_leave_no_open_str
     assert "chat_event_streams_open 0.0" in out  # both recorders have exited
     assert int(out.split("removed")[-1]) >= 2  # a new start begins from nothing
     assert not list(tmp_path.glob("counter_*.db"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("127.0.0.1:9464", ("127.0.0.1", 9464)), ("9464", ("127.0.0.1", 9464)),
+     (":9464", ("127.0.0.1", 9464)), ("[::1]:9464", ("::1", 9464)),
+     ("10.0.0.5:9100", ("10.0.0.5", 9100))],
+)  # fmt: skip
+def test_metrics_bind_is_host_and_port(value, expected):
+    from chat.management.commands.serve import metrics_bind
+
+    assert metrics_bind(value) == expected
+
+
+@pytest.mark.parametrize("value", ["host:", "host:http", "host:0", "host:70000"])
+def test_a_bad_metrics_bind_is_refused_at_start(value):
+    from django.core.management.base import CommandError
+
+    from chat.management.commands.serve import metrics_bind
+
+    with pytest.raises(CommandError, match="METRICS_BIND"):
+        metrics_bind(value)
