@@ -64,10 +64,11 @@ def call_execute(
 
     Measured (chat.obs): the worker's time on it, by server and outcome (`ok`, `error`,
     `waiting` when the run suspends on it), and a `chat.mcp_call` span."""
-    attributes = {
+    run_id = context.extra.get("run_id")
+    attributes: dict[str, str | int] = {
         "chat.mcp.server": server.name,
         "chat.mcp.tool": remote,
-        "chat.run_id": context.extra.get("run_id") or 0,
+        "chat.run_id": run_id if isinstance(run_id, int) else 0,
     }
     started = time.perf_counter()
     outcome = "error"

@@ -25,10 +25,9 @@ import functools
 import logging
 import re
 import uuid
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 import structlog
 from django.utils.functional import empty
@@ -39,6 +38,7 @@ from structlog.contextvars import (
     get_contextvars,
     merge_contextvars,
 )
+from structlog.typing import EventDict
 
 IDS = ("request_id", "run_id", "conversation_id", "user")
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -62,7 +62,7 @@ def pseudonym(user_id: int | str) -> str:
     return salted_hmac("chat.obs.user", str(user_id), algorithm="sha256").hexdigest()[:16]
 
 
-def current(key: str) -> Any:
+def current(key: str) -> object:
     return get_contextvars().get(key)
 
 
@@ -107,7 +107,7 @@ def run_bound(
 ) -> Iterator[None]:
     """Lines logged while a run executes carry its ids; the request id is the one that
     came with the task (its header), else the one stored with the run."""
-    ids: dict[str, Any] = {
+    ids: dict[str, object] = {
         "run_id": run_id,
         "conversation_id": conversation_id,
         "user": pseudonym(user_id),
@@ -118,7 +118,7 @@ def run_bound(
         yield
 
 
-def _ids(_logger: object, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+def _ids(_logger: object, _method: str, event: EventDict) -> EventDict:
     event.pop("color_message", None)  # uvicorn's terminal copy of the message
     if event.get("user") is None and (request := _request.get()) is not None:
         user_id = known_user_id(request)
@@ -151,13 +151,13 @@ def json_formatter() -> logging.Formatter:
 # --- Celery: the request id travels with the task ------------------------------------
 
 
-def _publish(headers: MutableMapping[str, Any] | None = None, **_kwargs: object) -> None:
+def _publish(headers: MutableMapping[str, object] | None = None, **_kwargs: object) -> None:
     request_id = current("request_id")
     if headers is not None and request_id:
         headers[CELERY_HEADER] = request_id
 
 
-def _prerun(task: Any = None, **_kwargs: object) -> None:
+def _prerun(task: object = None, **_kwargs: object) -> None:
     clear_contextvars()
     _request.set(None)
     request = getattr(task, "request", None)

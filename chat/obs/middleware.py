@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
@@ -60,10 +59,12 @@ class ObservabilityMiddleware:
     def process_view(
         self,
         request: HttpRequest,
-        _view: Callable[..., Any],
-        _args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        _view: Callable[..., object],
+        _args: tuple[object, ...],
+        kwargs: dict[str, object],
     ) -> None:
         # (The user is named when a line is written, once the view has loaded it: looking
         # here would cost an API request its session's queries.)
-        logs.conversation_bind(kwargs.get("conversation_id"))
+        conversation_id = kwargs.get("conversation_id")
+        if isinstance(conversation_id, int):
+            logs.conversation_bind(conversation_id)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 from opentelemetry.propagate import extract, inject
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
 )
 from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.util.types import Attributes
 
 SERVICE = "inline-questionnaire-chat"
 _provider: TracerProvider | None = None
@@ -115,7 +116,7 @@ def tracing_setup(
     return True
 
 
-def _instrumentors() -> list[Any]:
+def _instrumentors() -> list[BaseInstrumentor]:
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
@@ -142,17 +143,17 @@ def tracing_teardown() -> None:
 
 
 @contextmanager
-def span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
+def span(name: str, attributes: Attributes = None) -> Iterator[Span]:
     """A span of the product's own (a no-op costing a few hundred nanoseconds when off).
     An exception leaving it marks it as an error."""
-    with _tracer.start_as_current_span(name, attributes=dict(attributes or {})) as current:
+    with _tracer.start_as_current_span(name, attributes=attributes) as current:
         yield current
 
 
-def span_start(name: str, attributes: Mapping[str, Any] | None = None) -> Span:
+def span_start(name: str, attributes: Attributes = None) -> Span:
     """A span that is not made current: enter it with `within` around each piece of work
     (a generator's steps, which may be closed from anywhere)."""
-    return _tracer.start_span(name, attributes=dict(attributes or {}))
+    return _tracer.start_span(name, attributes=attributes)
 
 
 def within(current: Span) -> contextlib.AbstractContextManager[Span]:
@@ -174,7 +175,7 @@ def span_record(
     *,
     started: datetime,
     traceparent: str = "",
-    attributes: Mapping[str, Any] | None = None,
+    attributes: Attributes = None,
     error: bool = False,
 ) -> None:
     """Record a span that began at `started` (another process, maybe days ago) and ends
@@ -187,7 +188,7 @@ def span_record(
     recorded = _tracer.start_span(
         name,
         context=parent,
-        attributes=dict(attributes or {}),
+        attributes=attributes,
         start_time=int(started.timestamp() * 1e9),
         links=links,
     )

@@ -102,7 +102,11 @@ def _execute(*, run_id: int, task_id: str, worker: str) -> None:
         since = before[1] or before[2]
         waited = (attempt.started_at - since).total_seconds()
         metrics.RUN_QUEUE_WAIT_SECONDS.labels(agent).observe(max(waited, 0.0))
-    ids = {"chat.run_id": run.pk, "chat.agent": agent, "chat.attempt": attempt.number}
+    ids: dict[str, str | int] = {
+        "chat.run_id": run.pk,
+        "chat.agent": agent,
+        "chat.attempt": attempt.number,
+    }
     with (
         logs.run_bound(
             run_id=run.pk,

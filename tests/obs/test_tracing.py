@@ -73,6 +73,17 @@ def celery_worker(settings):
         yield worker
 
 
+def _spans(exporter: InMemorySpanExporter, *names: str, timeout: float = 30) -> list:
+    """The finished spans once those named are among them: the run's row says finished a
+    moment before its worker closes the run's and the task's spans."""
+    deadline = time.monotonic() + timeout
+    while True:
+        finished = list(exporter.get_finished_spans())
+        if set(names) <= {s.name for s in finished} or time.monotonic() > deadline:
+            return finished
+        time.sleep(0.02)
+
+
 def _finished(run_id: int, status: str = RunStatus.FINISHED, timeout: float = 60) -> Run:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -96,7 +107,7 @@ def test_one_trace_from_the_posted_message_through_celery_to_the_model_call(
     run = _finished(Run.objects.get(conversation=conversation).pk)
     # the request that asked for the run is named in its row (and its task's header)
     assert run.request_id == response["X-Request-ID"]
-    finished = spans.get_finished_spans()
+    finished = _spans(spans, "chat.run", "run/chat.run_execute", "chat.model_call")
     by_name = {span.name: span for span in finished}
     model = by_name["chat.model_call"]
     trace_id = model.context.trace_id
@@ -126,7 +137,7 @@ def test_one_trace_from_the_posted_message_through_celery_to_the_model_call(
     )
     assert answer.status_code == 302
     _finished(Run.objects.filter(conversation=conversation).latest("id").pk)
-    later = spans.get_finished_spans()
+    later = _spans(spans, "chat.wait", "run/chat.run_execute")
     wait = next(s for s in later if s.name == "chat.wait")
     assert wait.context.trace_id == trace_id
     assert wait.parent.span_id == run_span.context.span_id
