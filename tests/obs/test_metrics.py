@@ -226,3 +226,12 @@ def test_a_bad_metrics_bind_is_refused_at_start(value):
 
     with pytest.raises(CommandError, match="METRICS_BIND"):
         metrics_bind(value)
+
+
+def test_metrics_serve_needs_the_multiprocess_directory(monkeypatch):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    with pytest.raises(CommandError, match="PROMETHEUS_MULTIPROC_DIR"):
+        call_command("metrics_serve", "127.0.0.1:9464")
