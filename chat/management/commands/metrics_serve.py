@@ -9,7 +9,6 @@ in-process with METRICS_BIND.)
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from prometheus_client import start_http_server
@@ -25,13 +24,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("bind", help="host:port (e.g. 10.0.0.5:9464)")
 
-    def handle(self, *args: str, **options: Any) -> None:
+    def handle(self, *args: str, **options: object) -> None:
         if not metrics.multiproc_dir():
             raise CommandError(
                 "Set PROMETHEUS_MULTIPROC_DIR to the directory this machine's workers write.",
                 returncode=2,
             )
-        host, port = metrics_bind(options["bind"])
+        bind = str(options["bind"])
+        host, port = metrics_bind(bind)
         start_http_server(port, host, registry=scrape_registry())
-        self.stdout.write(f"Metrics on http://{options['bind']}/metrics (no token)")
+        self.stdout.write(f"Metrics on http://{bind}/metrics (no token)")
         threading.Event().wait()
