@@ -15,6 +15,7 @@ from chat.core.models import (
     RunStatus,
     StopReason,
     UsageByUser,
+    UserPreferences,
     Wait,
 )
 from chat.mcphost.models import McpServer
@@ -39,5 +40,6 @@ __all__ = [
     "Skill",
     "StopReason",
     "UsageByUser",
+    "UserPreferences",
     "Wait",
 ]

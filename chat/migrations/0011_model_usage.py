@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('chat', '0009_waits_and_mcp_calls'),
+        ('chat', '0010_user_preferences'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
