@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from chat.edge import api, preferences, run_identity_api, runs, views
+from chat.edge import api, metrics, preferences, run_identity_api, runs, views
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
 
@@ -99,6 +99,7 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         path("admin/", admin.site.urls),
         path("healthz", views.healthz, name="healthz"),
         path("livez", views.livez, name="livez"),
+        path("metrics", metrics.metrics_view, name="metrics"),
     ]
 
 

@@ -45,7 +45,9 @@ from chat.core.models import Event, Message, Role, Run, WaitKind
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
+from chat.obs import metrics
 from chat.runs.errors import RunFailed
+from chat.runs.metered import MeteredClient
 from chat.runs.resume import (
     AttemptSuperseded,
     DeltaMerger,
@@ -60,6 +62,8 @@ from chat.runs.resume import (
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
 DELTA_FLUSH_SECONDS = 0.05
+# The offline tour's "model" in usage rows and metrics (its tokens are estimates).
+SCRIPTED_MODEL = "scripted"
 CANCEL_POLL_SECONDS = 0.2
 
 
@@ -240,6 +244,9 @@ class RunSink:
             event.state,
             stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
         )
+        if event.kind == "self_check_gave_up":
+            agent = self.run.conversation.agent
+            metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "gave_up").inc())
         message = step_persist(
             run=self.run,
             content=event.content,
@@ -263,6 +270,8 @@ class RunSink:
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
+        agent = self.run.conversation.agent
+        metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "repair").inc())
         opened = (self.journal.doc.get("step") or {}).get("message_id")
         if opened:  # the step is repaired: its early message is superseded
             Message.objects.filter(pk=opened).update(hidden=True)
@@ -293,13 +302,21 @@ class RunSink:
 
 
 def turn_drive(
-    run: Run, make_client: Callable[[int], LLMClient], *, max_iterations: int | None = None
+    run: Run,
+    make_client: Callable[[int], LLMClient],
+    *,
+    model: str,
+    system: str,
+    max_iterations: int | None = None,
 ) -> str:
     """Drive the loop for one attempt of `run`. `make_client(n)` builds the model backend
-    for a turn whose first `n` model calls are already done (a resumed attempt)."""
+    for a turn whose first `n` model calls are already done (a resumed attempt); every
+    call it makes is measured as `model` of `system` (chat.runs.metered)."""
     conversation = run.conversation
     resume = resume_load(run)
-    client = make_client(resume.calls_made)
+    client: LLMClient = MeteredClient(
+        make_client(resume.calls_made), run=run, model=model, system=system
+    )
     replay = resume.replay()
     if replay is not None:
         client = ReplayClient(replay, client)
@@ -378,7 +395,9 @@ def scripted_turn(run: Run) -> str:
             start=start,
         )
 
-    return turn_drive(run, client, max_iterations=step.max_iterations)
+    return turn_drive(
+        run, client, model=SCRIPTED_MODEL, system="scripted", max_iterations=step.max_iterations
+    )
 
 
 def openai_turn(run: Run) -> str:
@@ -393,8 +412,9 @@ def openai_turn(run: Run) -> str:
             api_key=settings.LLM_API_KEY,
             model=settings.LLM_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
+            stream_usage=settings.LLM_STREAM_USAGE,
         )
     except LLMError as exc:
         raise RunFailed(exc.code, exc.message) from exc
     # A resumed attempt asks the model again from the stored context (nothing to skip).
-    return turn_drive(run, lambda _done: client)
+    return turn_drive(run, lambda _done: client, model=client.model, system="openai")

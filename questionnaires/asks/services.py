@@ -24,6 +24,7 @@ from chat.core.models import Conversation, Message, Role, Run, WaitKind
 from chat.core.runs import run_request
 from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
+from chat.obs import metrics
 from questionnaires.asks import selectors
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, extract
 from questionnaires.asks.models import StructuredAnswer
@@ -324,6 +325,8 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        outcome = "answered" if resolved is not None else "skipped"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("ask", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message

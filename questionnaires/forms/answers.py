@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role
 from chat.core.services import answer_post, message_create
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.forms.presenter import DRAFT_PREFIX
 from questionnaires.forms.services import (
@@ -50,6 +51,8 @@ def interactive_form_answer(*, conversation: Conversation, payload: object) -> M
         _tool_result_store(conversation, checked)
         message = _user_message(conversation, checked)
         form_link_answer_message(form=checked.form, message_id=message.pk)
+        outcome = "answered" if checked.status == "answered" else "cancelled"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("form", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{checked.form.ask_id}")
     return message
 
