@@ -217,7 +217,7 @@ class ApiTokenAuth(BearerAuth):
         if user is None:
             raise bad_token_strike(client_address(request))
         request.user = user
-        request_check(request, (str(request.method),))
+        request_check(request)
         return user
 
 

@@ -205,18 +205,19 @@ def bad_token_strike(address: str) -> ChatError:
     )
 
 
-def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
-    """What every JSON endpoint checks once the caller is known: an allowed method
-    (405 `method_not_allowed`) and a body that can be read (see `request_problem`)."""
+def request_check(request: HttpRequest) -> None:
+    """What every JSON endpoint checks once the caller is known: query parameters that
+    can be stored and searched (no NUL or lone surrogate: 400 `text_invalid` naming the
+    parameter — PostgreSQL refuses a NUL in a query) and a form body that can be read
+    (see `request_problem`)."""
+    for key, values in request.GET.lists():
+        for value in (key, *values):
+            problem = text_problem(value)
+            if problem is not None:
+                raise _problem(problem[0], f"query.{key}")
     refused = request_problem(request) if request.method == "POST" else None
     if refused is not None:
         raise refused
-    if request.method not in methods:
-        raise ChatError(
-            "method_not_allowed",
-            _("Method %(method)s is not allowed here.") % {"method": request.method},
-            status=405,
-        )
 
 
 class HtmxRequest(HttpRequest):

@@ -28,7 +28,7 @@ class SkillAuth(BearerAuth):
     def __call__(self, request: HttpRequest) -> User:
         user = skills.skill_auth_user(request)
         request.user = user
-        request_check(request, (str(request.method),))
+        request_check(request)
         return user
 
 
