@@ -331,3 +331,14 @@ def test_unknown_api_urls_and_methods_answer_in_the_error_shape(client, api_toke
     # an empty body creates an untitled external conversation, as `{}` does
     created = client.post("/api/v1/conversations/", "", "application/json", headers=auth)
     assert created.status_code == 201
+
+
+def test_the_api_event_stream_keeps_its_asgi_fast_path():
+    """The API stream is a django-ninja operation now: `chat.asgi` still serves it
+    without Django's request cycle (found by its URL name, like the page's)."""
+    from chat.edge import stream_asgi
+
+    for path in ("/api/v1/conversations/7/events", "/conversations/7/events"):
+        found = stream_asgi.match({"type": "http", "method": "GET", "path": path})
+        assert found is not None and found[2] == {"conversation_id": 7}, path
+    assert stream_asgi.match({"type": "http", "method": "GET", "path": "/api/v1/x/events"}) is None
