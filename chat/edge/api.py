@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Annotated, ClassVar, Literal
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.urls import reverse
 from ninja import Field, Router, Schema
@@ -137,12 +137,15 @@ def conversation_create(
     openapi_extra=error_descriptions(),
     summary="List a conversation's messages",
 )
-def message_list(request: HttpRequest, conversation_id: ConversationId) -> Mapping[str, object]:
+def message_list(request: HttpRequest, conversation_id: ConversationId) -> JsonResponse:
     conversation = selectors.conversation_get_for_user(
         user=signed_in(request), conversation_id=conversation_id
     )
     rows = selectors.message_list_all(conversation=conversation)
-    return {"messages": [_message_json(m) for m in rows]}
+    # Serialized as is, not through the schema: validating every message's segments
+    # again costs ~5 ms per 200 messages (a fifth of the request) for a shape this code
+    # builds; the contract tests and schemathesis check it matches `MessageList`.
+    return JsonResponse({"messages": [_message_json(m) for m in rows]})
 
 
 @router.post(

@@ -342,3 +342,32 @@ def test_the_api_event_stream_keeps_its_asgi_fast_path():
         found = stream_asgi.match({"type": "http", "method": "GET", "path": path})
         assert found is not None and found[2] == {"conversation_id": 7}, path
     assert stream_asgi.match({"type": "http", "method": "GET", "path": "/api/v1/x/events"}) is None
+
+
+def test_a_message_listing_matches_its_documented_schema(api, conversation, client):
+    """The listing is serialized without the schema (for speed): it must still match it,
+    with every kind of segment and a tool-calling message in it."""
+    import jsonschema
+
+    from chat.core.services import message_create
+
+    message_create(conversation=conversation, role="user", content="Hello **there**")
+    message_create(
+        conversation=conversation,
+        role="assistant",
+        content="Pick:\n```questionnaire\ntitle: T\nquestions:\n  - type: single_choice\n"
+        "    text: Drink?\n    options: [Tea, Coffee]\n    default: Tea\n```\n```questionnaire\nnot: [valid\n```\n",
+    )
+    message_create(
+        conversation=conversation,
+        role="assistant",
+        content="",
+        tool_calls=[{"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}],
+    )
+    message_create(conversation=conversation, role="tool", content="{}", tool_call_id="c1")
+    listing = api.get(f"/api/v1/conversations/{conversation.pk}/messages").json()
+    kinds = {s["kind"] for m in listing["messages"] for s in m["segments"]}
+    assert kinds >= {"markdown", "questionnaire", "invalid"}
+    document = _document(client)
+    schema = {"$ref": "#/components/schemas/MessageList", "components": document["components"]}
+    jsonschema.validate(listing, schema)
