@@ -371,3 +371,28 @@ def test_a_message_listing_matches_its_documented_schema(api, conversation, clie
     document = _document(client)
     schema = {"$ref": "#/components/schemas/MessageList", "components": document["components"]}
     jsonschema.validate(listing, schema)
+
+
+def test_another_users_conversation_is_404_on_every_operation(api, other_user):
+    from chat.core.models import Message, Run
+    from chat.core.services import conversation_create
+
+    theirs = conversation_create(owner=other_user, agent="external")
+    run = Run.objects.create(conversation=theirs, status="running", worker="external")
+    base = f"/api/v1/conversations/{theirs.pk}"
+    ask = {"payload": {"question": "Q?", "field": "f", "options": [{"label": "A", "value": "a"}]}}
+    requests = [
+        ("get", f"{base}/messages", None),
+        ("post", f"{base}/messages", {"role": "assistant", "content": "x"}),
+        ("post", f"{base}/asks", ask),
+        ("post", f"{base}/answers", {"field": "f", "value": "a"}),
+        ("post", f"{base}/runs", {}),
+        ("post", f"{base}/runs/{run.pk}/cancel", {}),
+    ]  # the event stream's: tests/edge/test_sse_opens.py (its reads are on other threads)
+    for method, path, body in requests:
+        response = api.get(path) if method == "get" else api.post(path, body)
+        assert response.status_code == 404, (path, response.content[:200])
+        assert response.json()["error"] == "not_found"
+    assert not Message.objects.filter(conversation=theirs).exists()
+    run.refresh_from_db()
+    assert run.status == "running" and Run.objects.filter(conversation=theirs).count() == 1
