@@ -13,6 +13,7 @@ from chat.core.models import (
     RunAttempt,
     RunStatus,
     StopReason,
+    UserPreferences,
     Wait,
 )
 from chat.mcphost.models import McpServer
@@ -35,5 +36,6 @@ __all__ = [
     "RunStatus",
     "Skill",
     "StopReason",
+    "UserPreferences",
     "Wait",
 ]

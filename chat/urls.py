@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from ninja import Router
 
 from chat.core.version import product_version
-from chat.edge import api, run_identity_api, runs, views
+from chat.edge import api, preferences, run_identity_api, runs, views
 from chat.edge.apibase import api_build
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
@@ -63,6 +63,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/<id:conversation_id>/events", views.conversation_events, name="events"),
         path("conversations/<id:conversation_id>/drafts", views.draft_save, name="draft_save"),
         path("conversations/<id:conversation_id>/run", runs.run_status, name="run_status"),
+        path(
+            "settings/developer-details",
+            preferences.developer_details_toggle,
+            name="developer_details",
+        ),
         path(
             "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
             runs.run_cancel,

@@ -16,6 +16,7 @@ from typing import Literal
 
 from django.utils.translation import gettext as _
 
+from questionnaires.chrome import CardChrome, CardState
 from questionnaires.protocol import (
     OTHER_VALUE,
     ProtocolError,
@@ -145,6 +146,37 @@ class CardView:
     @property
     def draft_key(self) -> str:
         return f"{DRAFT_PREFIX}:{self.questionnaire_id}"
+
+    @property
+    def one_button(self) -> OptionView | None:
+        """A card asking one single-choice question with one option (a pause: "Continue")
+        is that option's button, which sends it; else None."""
+        if len(self.questions) != 1:
+            return None
+        q = self.questions[0]
+        if q.type != "single_choice" or len(q.options) != 1 or q.allow_other:
+            return None
+        return q.options[0]
+
+    @property
+    def chrome(self) -> CardChrome:
+        state: CardState = _STATES[self.mode]
+        chips = {"answered": _("Answered"), "closed": _("Not answered"), "preview": _("Preview")}
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=self.title or _("Questionnaire"),
+            state=state,
+            chip=chips.get(self.mode, ""),
+        )
+
+
+_STATES: dict[CardMode, CardState] = {
+    "interactive": "open",
+    "answered": "answered",
+    "closed": "closed",
+    "refused": "refused",
+    "preview": "preview",
+}
 
 
 @dataclass(frozen=True, slots=True)
