@@ -242,7 +242,7 @@ def unsupported_media_type() -> ChatError:
 
 # --- the API -----------------------------------------------------------------------------
 
-DESCRIPTION = """The chat's JSON API for external agent runtimes (DESIGN §6).
+DESCRIPTION = """The chat's JSON API for external agent runtimes.
 
 `Authorization: Bearer <token>`: `python manage.py create_api_token USERNAME` prints one.
 Every refusal is `{"error": code, "message": text}` (and sometimes `details`) with a 4xx

@@ -91,7 +91,7 @@ def test_the_docs_page_loads_only_this_apps_files(client):
 
 # --- schemathesis against the live app (the PostgreSQL pass of CI) --------------------
 
-SCHEMATHESIS_EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "30"))
+SCHEMATHESIS_EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "25"))
 
 
 def _postgres_or_skip() -> None:
