@@ -32,6 +32,7 @@ from pydantic_core import ErrorDetails
 from chat.core.errors import ChatError, NotFound
 from chat.core.identity import is_skill_token
 from chat.edge.http import (
+    InvalidId,
     bad_token_strike,
     bearer_token,
     client_address,
@@ -144,7 +145,6 @@ def refusal_from(
     *,
     code: str = "invalid_field",
     field_codes: Mapping[str, str] | None = None,
-    prefix: Sequence[int | str] = (),
 ) -> ChatError:
     """A pydantic refusal as one ChatError: the first problem's code and message, and
     every problem (`code`, `path`, `message`) in `details.errors`."""
@@ -152,8 +152,7 @@ def refusal_from(
     first_code = ""
     first_message = ""
     for problem in problems:
-        location = tuple(problem["loc"])[len(prefix) :] if prefix else tuple(problem["loc"])
-        problem = {**problem, "loc": location}
+        location = tuple(problem["loc"])
         message = _message(problem)
         if not first_message:
             first_code = (field_codes or {}).get(_field_name(location), code)
@@ -263,14 +262,9 @@ def _validation_error(request: HttpRequest, exc: object) -> HttpResponse:
     """Path, query or body validation that no RequestSchema answered itself."""
     found = exc.errors if isinstance(exc, NinjaValidationError) else []
     problems: list[ErrorDetails] = [e for e in found if isinstance(e, dict)]  # type: ignore[misc]
-    if any(tuple(p["loc"])[:1] == ("path",) for p in problems):
-        return error_response(
-            ChatError(
-                "invalid_id",
-                _("“%(name)s” must be a whole number from 0 to 9223372036854775807.")
-                % {"name": "id"},
-            )
-        )
+    in_path = [p for p in problems if tuple(p["loc"])[:1] == ("path",)]
+    if in_path:  # an id the URL converter let through but the schema's range refuses
+        return error_response(InvalidId(str(in_path[0]["loc"][-1])))
     if any(p["loc"][:1] == ("body",) and len(p["loc"]) <= 2 for p in problems):
         # the whole body is missing (empty) or not an object
         return error_response(
