@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # the JSON API's docs page and its static swagger-ui (no CDN)
     "chat",
     "channels",
     "questionnaires",

@@ -165,7 +165,8 @@ class Kind:
     answer_summary: Callable[[Message], AnswerSummary | None] | None = None
     panel: Callable[[Conversation], Panel | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
-    # `api_urlpatterns` (namespace "api"); static files the page loads (.js or .css).
+    # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
+    # loads (.js or .css).
     urls: str = ""
     static: tuple[str, ...] = ()
 

@@ -8,6 +8,7 @@ from contextlib import suppress
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import (
+    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseBase,
@@ -20,10 +21,11 @@ from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.defaults import page_not_found
 
 from chat import usecases
 from chat.core import services
-from chat.core.errors import ChatError
+from chat.core.errors import ChatError, NotFound
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
 from chat.edge.http import (
@@ -245,6 +247,13 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     if request.path_info.startswith(("/api/", "/mcp")):
         return error_response(error)
     return HttpResponse(error.message, status=400, content_type="text/plain; charset=utf-8")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 handler: the API and `/mcp/` answer `not_found` in their JSON shape."""
+    if request.path_info.startswith(("/api/", "/mcp")):
+        return error_response(NotFound())
+    return page_not_found(request, exception or Http404())
 
 
 @require_GET

@@ -35,11 +35,8 @@ import functools
 import logging
 import math
 import ssl
-import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -53,6 +50,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from chat.core.version import product_version
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -65,18 +64,8 @@ MCP_URL_ELICITATION_REQUIRED = "MCP_URL_ELICITATION_REQUIRED"
 LEGACY_REVISION = "2025-11-25"
 
 
-def _product_version() -> str:
-    try:
-        return metadata.version("inline-questionnaire-chat")
-    except metadata.PackageNotFoundError:
-        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-        with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
-            return str(tomllib.loads(pyproject.read_text())["project"]["version"])
-        return "0"
-
-
 # How this product introduces itself to every MCP server (clientInfo).
-CLIENT_INFO = types.Implementation(name="inline-questionnaire-chat", version=_product_version())
+CLIENT_INFO = types.Implementation(name="inline-questionnaire-chat", version=product_version())
 
 
 def is_modern(revision: str) -> bool:
