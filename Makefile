@@ -89,9 +89,11 @@ messages: $(STAMP)
 	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=screenshots --no-obsolete
 	$(PY) manage.py compilemessages --ignore=.venv
 
-# PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/.
+# PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/,
+# and the README's few into docs/screenshots/ (committed). Needs the CJK and emoji fonts:
+# installed by apt-get when run as root, else it stops with the command to run.
 screenshots: $(STAMP)
-	$(PY) -m tests.e2e.screenshots --out screenshots
+	$(PY) -m tests.e2e.screenshots --out screenshots --docs docs/screenshots
 
 bench: $(STAMP)
 	$(PY) -m bench

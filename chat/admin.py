@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from chat.core.metadata import intake_state, state_of
 from chat.core.models import (
@@ -513,3 +514,17 @@ class UsageByUserAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+
+# django-axes' admin model names, which it doesn't translate into Chinese: listed here so
+# `make messages` keeps them in our catalog (which Django reads before axes' own).
+AXES_NAMES = (
+    gettext_noop("access attempt"),
+    gettext_noop("access attempts"),
+    gettext_noop("access failure"),
+    gettext_noop("access failures"),
+    gettext_noop("access log"),
+    gettext_noop("access logs"),
+    gettext_noop("access attempt expiration"),
+    gettext_noop("access attempt expirations"),
+)

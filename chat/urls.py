@@ -41,7 +41,13 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
     return [
         path("", views.conversation_list, name="conversation_list"),
         path("conversations/new", views.conversation_create, name="conversation_create"),
+        path("conversations/search", views.conversation_search, name="conversation_search"),
         path("conversations/<id:conversation_id>/", views.conversation_detail, name="conversation"),
+        path(
+            "conversations/<id:conversation_id>/shell",
+            views.conversation_shell,
+            name="conversation_shell",
+        ),
         path(
             "conversations/<id:conversation_id>/rename",
             views.conversation_rename,
@@ -101,6 +107,8 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         path("i18n/", include("django.conf.urls.i18n")),
         path("admin/", admin.site.urls),
         path("healthz", views.healthz, name="healthz"),
+        # Browsers ask for /favicon.ico by themselves (pages link the SVG and the .ico).
+        path("favicon.ico", views.favicon, name="favicon"),
         path("livez", views.livez, name="livez"),
         path("metrics", metrics.metrics_view, name="metrics"),
     ]
@@ -108,6 +116,8 @@ def project_patterns() -> list[URLPattern | URLResolver]:
 
 # A URL id the database can't hold (`chat.edge.http.InvalidId`) and other bad requests.
 handler400 = "chat.edge.views.bad_request"
+# Not found: the app's own page (JSON on the API). Server errors: Django's handler with
+# templates/500.html, which needs no session or database.
 handler404 = "chat.edge.views.not_found"
 
 urlpatterns = project_patterns()

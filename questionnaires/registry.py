@@ -121,10 +121,14 @@ class AnswerSummary:
 
 @dataclass(frozen=True)
 class Panel:
-    """A side panel of the conversation page: a template and its `panel` context."""
+    """A side panel of the conversation page: a template and its `panel` context, with
+    its name (`title`) and a few words on where it stands (`summary`, e.g. "3 of 7
+    answered"), which the page's pill shows where the panel hides behind it."""
 
     template: str
     view: object
+    title: str = ""
+    summary: str = ""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         indexes = [models.Index(fields=["owner", "-updated_at"], name="conv_owner_updated")]
         ordering = ["-updated_at"]
 
@@ -71,6 +73,8 @@ class Message(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["conversation", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["conversation", "seq"], name="message_conv_seq_uniq")
@@ -151,6 +155,8 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("agent run")
+        verbose_name_plural = _("agent runs")
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["conversation", "status"], name="run_conv_status"),
@@ -189,6 +195,8 @@ class RunAttempt(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("run attempt")
+        verbose_name_plural = _("run attempts")
         ordering = ["run", "number"]
         constraints = [
             models.UniqueConstraint(fields=["run", "number"], name="run_attempt_number_uniq")
@@ -250,6 +258,8 @@ class Wait(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("wait")
+        verbose_name_plural = _("waits")
         ordering = ["id"]
         indexes = [
             models.Index(
@@ -277,6 +287,8 @@ class Event(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("stream event")
+        verbose_name_plural = _("stream events")
         ordering = ["id"]
         indexes = [models.Index(fields=["conversation", "id"], name="event_conv_id")]
 
@@ -299,6 +311,10 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=12, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"

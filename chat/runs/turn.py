@@ -361,12 +361,18 @@ def turn_drive(
 
 
 def scripted_step_index(run: Run) -> int:
-    """The tour advances one step per visible user message (retries replay the step)."""
+    """The tour advances one step per visible user message (retries replay the step).
+
+    A tour that opened by itself (its first message is the assistant's, written by a run
+    without a trigger) showed step 0 before any message: each answer is one step further."""
     trigger = run.trigger_message
-    users = run.conversation.messages.filter(role=Role.USER, hidden=False)
+    messages = run.conversation.messages
+    users = messages.filter(role=Role.USER, hidden=False)
     if trigger is not None:
         users = users.filter(seq__lte=trigger.seq)
-    return max(users.count() - 1, 0)
+    first = messages.order_by("seq").values_list("role", flat=True).first()
+    opened = trigger is not None and first is not None and first != Role.USER
+    return max(users.count() - 1 + int(opened), 0)
 
 
 def script_exists(name: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message
 
@@ -31,6 +32,8 @@ class Submission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("questionnaire answer")
+        verbose_name_plural = _("questionnaire answers")
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import login, new_conversation
+from tests.e2e.conftest import login, new_conversation, start_from_home
 from tests.support.asking import TRIP
 
 TIMEOUT = 15_000
@@ -203,12 +203,7 @@ def test_a_composer_draft_survives_a_full_turn_and_a_reload(browser, page, serve
 
 
 def _start_intake(page, server, intake: str = "knee") -> int:
-    page.goto(server.url + "/")
-    page.check("#agent-intake")
-    page.select_option("#id_intake", intake)
-    page.click(".new-conversation button[type=submit]")
-    page.wait_for_url("**/conversations/*/")
-    return int(page.url.rstrip("/").split("/")[-1])
+    return start_from_home(page, server, agent="intake", intake=intake)
 
 
 ORDER = """() => Array.from(document.querySelectorAll('#messages > article')).map(a =>

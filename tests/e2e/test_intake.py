@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import new_conversation
+from tests.e2e.conftest import new_conversation, start_from_home
 
 
 def _start(page, server, intake="knee"):
-    page.goto(server.url + "/")
-    page.fill("#id_title", "Intake e2e")
-    page.check("#agent-intake")
-    page.select_option("#id_intake", intake)
-    page.click(".new-conversation button[type=submit]")
-    page.wait_for_url("**/conversations/*/")
+    start_from_home(page, server, agent="intake", intake=intake)
 
 
 def _open_ask(page, field):

@@ -287,3 +287,35 @@ def test_slot_edits_wait_while_a_form_is_pending(api, client_in, external, make_
     assert client_in.post(url, {"value": "severe"}, headers=HX).status_code == 200
     external.refresh_from_db()
     assert external.state["consultation_state"]["pain_level"] == "severe"
+
+
+def test_named_option_icons_are_drawn_and_emoji_stay_text():
+    from questionnaires.asks.presenter import option_views
+
+    views = option_views(
+        {
+            "question": "Pain?",
+            "field": "pain",
+            "options": [
+                {"label": "No pain", "value": "none", "icon": "check"},
+                {"label": "Some", "value": "some", "icon": "😐"},
+                {"label": "Bad", "value": "bad", "icon": "<b>x</b>"},
+            ],
+        }  # type: ignore[typeddict-item]
+    )
+    assert views[0].icon == '<span class="i i-check" aria-hidden="true"></span>'
+    assert views[1].icon == "😐"
+    assert views[2].icon == "<b>x</b>" and not hasattr(views[2].icon, "__html__")  # escaped
+
+
+def test_the_bundled_definitions_use_drawn_icons_not_emoji():
+    from questionnaires.asks.definitions import definitions_all
+    from questionnaires.asks.presenter import ICONS
+
+    icons = {
+        option.get("icon", "")
+        for definition in definitions_all().values()
+        for slot in definition.slots
+        for option in slot.ask.get("options", [])
+    }
+    assert icons - {""} <= ICONS
