@@ -11,7 +11,17 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from chat.core.metadata import intake_state, state_of
-from chat.core.models import ApiToken, Conversation, Event, Message, Run, RunAttempt, Wait
+from chat.core.models import (
+    ApiToken,
+    Conversation,
+    Event,
+    Message,
+    QuestionBudget,
+    Run,
+    RunAttempt,
+    Wait,
+)
+from chat.core.selectors import question_budget_limits
 from chat.core.services import api_token_create
 from chat.edge.page import message_item
 from chat.mcphost.models import MODEL_AGENTS, McpServer
@@ -19,6 +29,7 @@ from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
+from questionnaires.registry import questions_asked
 
 admin.site.site_header = _("Questionnaire chat · administration")
 admin.site.site_title = _("Questionnaire chat admin")
@@ -58,8 +69,31 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ("id", "title", "owner", "agent", "language", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
-    readonly_fields = ("created_at", "updated_at", "consultation_state", "transcript")
+    readonly_fields = (
+        "created_at",
+        "updated_at",
+        "question_budget",
+        "consultation_state",
+        "transcript",
+    )
     inlines = [RunInline]
+
+    @admin.display(description=_("Question budget used"))
+    def question_budget(self, obj: Conversation) -> str:
+        """Questions the agent asked here against its budget (issue 27)."""
+        per_turn, per_conversation, one_card = question_budget_limits(agent=obj.agent)
+        asked = questions_asked(conversation=obj)
+        limit = per_conversation if per_conversation is not None else "∞"
+        return format_html(
+            "<strong>{} / {}</strong> {}<br>{}: {} · {}: {}",
+            asked,
+            limit,
+            _("questions asked in this conversation"),
+            _("per turn"),
+            per_turn if per_turn is not None else "∞",
+            _("one open card at a time"),
+            _("yes") if one_card else _("no"),
+        )
 
     @admin.display(description=_("Messages"))
     def transcript(self, obj: Conversation) -> str:
@@ -120,6 +154,14 @@ class ConversationAdmin(admin.ModelAdmin):
             _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
             _("Intake"), intake_state(obj) or "—",
         )  # fmt: skip
+
+
+@admin.register(QuestionBudget)
+class QuestionBudgetAdmin(admin.ModelAdmin):
+    """Per-agent question budgets (issue 27); agents without a row use the settings'
+    QUESTION_BUDGET_* defaults. Self-check enforces them."""
+
+    list_display = ("agent", "per_turn", "per_conversation", "one_card")
 
 
 @admin.register(Message)

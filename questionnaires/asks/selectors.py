@@ -140,3 +140,12 @@ def ask_open_for_drafts(conversation: Conversation, message_id: str) -> bool:
     if message is None or not is_ask(message) or answer_for_ask(ask_message=message) is not None:
         return False
     return ask_is_answerable(conversation=conversation, ask_message=message)
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Asks the agent showed (one question each): its part of the question budget."""
+    return sum(
+        1
+        for m in conversation.messages.filter(role=Role.ASSISTANT, hidden=False).only("metadata")
+        if "ask_user_options" in metadata_of(m)
+    )

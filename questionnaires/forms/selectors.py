@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation
-from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.forms.models import FormStatus, InteractiveForm, form_questions
 
 
 def form_pending(*, conversation_id: int) -> InteractiveForm | None:
@@ -57,3 +57,11 @@ def form_open_for_drafts(conversation: Conversation, ask_id: str) -> bool:
     return InteractiveForm.objects.filter(
         conversation=conversation, ask_id=ask_id, status=FormStatus.PENDING
     ).exists()
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Questions of every form the agent showed: its part of the question budget."""
+    payloads = InteractiveForm.objects.filter(conversation_id=conversation.pk).values_list(
+        "render_payload", flat=True
+    )
+    return sum(len(form_questions(p or {})) for p in payloads)

@@ -133,3 +133,34 @@ def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> boo
     except ChatError:
         return False
     return not submission_exists(conversation_id=conversation.pk, questionnaire_id=questionnaire_id)
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Questions of every card the agent showed (blocks in its visible replies and
+    `questionnaire_async` results): the inline part of its question budget."""
+    messages = list(
+        conversation.messages.filter(role=Role.ASSISTANT, hidden=False).only(
+            "pk", "role", "content", "display_content", "tool_calls", "readonly"
+        )
+    )
+    call_ids = [
+        c.get("id", "") for m in messages for c in m.tool_calls or () if isinstance(c, Mapping)
+    ]
+    results = core_selectors.tool_results(conversation_id=conversation.pk, call_ids=call_ids)
+    total = 0
+    for m in messages:
+        if "questionnaire" not in (m.display_content or m.content) and not m.tool_calls:
+            continue  # no block can be in it: skip parsing
+        found = message_questionnaires(
+            MessageInput(
+                id=m.pk,
+                role=m.role,
+                content=m.display_content or m.content,
+                tool_calls=m.tool_calls or (),
+                tool_results=results,
+                readonly=m.readonly,
+            ),
+            lang=conversation.language,
+        )
+        total += sum(len(q.questions) for q in found.values())
+    return total
