@@ -43,7 +43,8 @@ def ask_get(*, conversation: Conversation, message_id: int | str) -> Message:
 
 
 def answer_for_ask(*, ask_message: Message) -> StructuredAnswer | None:
-    return StructuredAnswer.objects.filter(ask_message=ask_message).first()
+    """The ask's latest answer (a change, issue 27, replaces the first), or None."""
+    return StructuredAnswer.objects.filter(ask_message=ask_message).order_by("-id").first()
 
 
 def _same_turn(message: Message, turn_id: str) -> bool:

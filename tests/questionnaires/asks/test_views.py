@@ -58,7 +58,9 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     response = client_in.post(url, {"action": "option", "value": "mild"}, headers=HX)
     assert response.status_code == 200
     widget, _sep, panel = response.content.decode().partition('<div id="state-panel-body"')
-    assert "Answered:" in widget and "轻微疼痛" in widget and "<form" not in widget
+    assert "Answered:" in widget and "轻微疼痛" in widget
+    # locked: the only form left is "Change answer" (issue 27), behind a disclosure
+    assert widget.count("<form") == 1 and "/change" in widget and "<details" in widget
     # The state panel's body comes along out of band: this tab never misses the slot.
     assert 'hx-swap-oob="innerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
