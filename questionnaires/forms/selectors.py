@@ -34,8 +34,16 @@ def forms_for_tool_calls(
         return {}
     rows = InteractiveForm.objects.filter(
         conversation_id=conversation_id, tool_use_id__in=tool_use_ids
-    )
+    ).select_related("run")
     return {form.tool_use_id: form for form in rows}
+
+
+def form_for_ask(*, conversation_id: int, ask_id: str) -> InteractiveForm | None:
+    return (
+        InteractiveForm.objects.filter(conversation_id=conversation_id, ask_id=ask_id)
+        .select_related("run")
+        .first()
+    )
 
 
 def form_waiting(conversation: Conversation) -> ChatError | None:
