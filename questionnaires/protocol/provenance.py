@@ -65,3 +65,18 @@ def same_answer(old: Mapping[str, object], new: Mapping[str, object]) -> bool:
     if (old.get("provenance") == SKIPPED) != (new.get("provenance") == SKIPPED):
         return False
     return old.get("answer") == new.get("answer") and old.get("other_text") == new.get("other_text")
+
+
+PROVENANCE_META_KEY: Final = "io.questionnaires/provenance"
+"""Where an MCP elicitation result carries its provenance: under ``_meta`` (the content
+must match the server's schema, so the marks can't go into it)."""
+
+
+def field_provenance(*, default: object, value: object, present: bool, typed: bool) -> Provenance:
+    """How one elicitation field's value came to be: absent → ``skipped``; the schema's
+    default left as it was → ``default``; a typed string → ``free_text``; else ``chosen``."""
+    if not present:
+        return SKIPPED
+    if default is not None and value == default:
+        return DEFAULT
+    return FREE_TEXT if typed else CHOSEN
