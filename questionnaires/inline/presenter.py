@@ -488,6 +488,8 @@ def _marked(item: Mapping[str, object]) -> str:
     shown = _text(item)
     if provenance == "default" and shown:
         return _("%(answer)s (kept the default)") % {"answer": shown}
+    if provenance == "amended":
+        return _("%(answer)s (changed)") % {"answer": shown or _("(no answer)")}
     return shown
 
 
