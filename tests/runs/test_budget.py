@@ -78,3 +78,19 @@ def test_admin_shows_the_budget_used(admin_client, scripted, script):
     assert "Question budget used" in html and "<strong>2 / 10</strong>" in html
     listing = admin_client.get(reverse("admin:chat_questionbudget_changelist")).content.decode()
     assert "Protocol tour" in listing
+
+
+def test_every_kind_counts_its_questions(conversation):
+    """The budget counts the agent's questions over every kind: inline cards (blocks and
+    `questionnaire_async` results), asks (one each) and forms; an MCP server's questions are
+    the server's, not the agent's."""
+    from chat.core.services import message_create
+    from questionnaires.asks.services import ask_create
+    from tests.support.asking import SPEC_PAYLOAD, TRIP, open_form, post_async_card
+
+    message_create(conversation=conversation, role="user", content="hi")
+    message_create(conversation=conversation, role="assistant", content=TRIP)  # 3
+    ask_create(conversation=conversation, payload=SPEC_PAYLOAD, turn_id="t1")  # 1
+    open_form(conversation)  # 3
+    post_async_card(conversation)  # 1
+    assert questions_asked(conversation=conversation) == 8
