@@ -383,7 +383,10 @@ def form_answer_summary(*, checked: CheckedAnswer) -> str:
     else:
         lines = [_("Form answered:")]
         for question in form_questions(checked.form.render_payload):
-            text = form_shown(question, checked.answers.get(question["id"]))
+            value = checked.answers.get(question["id"])
+            text = form_shown(question, value)
+            if text and _provenance(question, value) == DEFAULT:
+                text = _("%(answer)s (kept the default)") % {"answer": text}
             lines.append(f"- {question['question']}: {text or _('(no answer)')}")
     if checked.message:
         lines.append("")
