@@ -56,8 +56,11 @@ TS_SERVER := tests/support/ts_server
 $(TS_SERVER)/node_modules/.installed: $(TS_SERVER)/package-lock.json
 	if command -v npm >/dev/null; then cd $(TS_SERVER) && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
+# Two test processes (pytest-xdist): browser tests mostly wait, so two of them keep both
+# cores of a CI machine busy. TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) lint $(TS_SERVER)/node_modules/.installed
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The production shape: DEBUG off, migrations, collected + compressed static files, several
 # web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).

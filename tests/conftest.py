@@ -9,16 +9,6 @@ for _name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):
     os.environ.pop(_name, None)
 
 
-def pytest_configure(config):
-    """A fast password hasher (see tests/support/settings_fast.py): about 400 fixtures
-    create a user, and PBKDF2 would spend half a second on each."""
-    from django.conf import settings
-
-    from tests.support.settings_fast import PASSWORD_HASHERS
-
-    settings.PASSWORD_HASHERS = PASSWORD_HASHERS
-
-
 @pytest.fixture(autouse=True)
 def _inline_agent_runs(request):
     """Agent runs execute inside the request, so tests see their results at once.

@@ -41,7 +41,7 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
         env={"SSE_KEEPALIVE_SECONDS": "2"},
         settings_module="tests.support.settings_fast",
     )
-    live.manage("migrate", "--noinput", "-v0")
+    live.migrate()
     live.shell(
         "from django.contrib.auth.models import User\n"
         f"for n in ('ann', 'bob'): User.objects.create_user(n, password='{PASSWORD}')"

@@ -31,7 +31,7 @@ def two_workers(tmp_path):
     """Two server processes on one database and one Redis."""
     env = {"SSE_KEEPALIVE_SECONDS": "1"}
     first = LiveServer(tmp_path, redis_url=_redis_url(), env=env)
-    first.manage("migrate", "--noinput", "-v0")
+    first.migrate()
     token = first.json(
         "from django.contrib.auth.models import User\n"
         "from chat.core.services import api_token_create\n"
