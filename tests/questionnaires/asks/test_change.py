@@ -123,3 +123,21 @@ def test_change_over_htmx_and_by_another_user(client_in, external, make_ask, oth
     )
     assert typed.status_code == 200
     assert StructuredAnswer.objects.order_by("-id").first().raw_text == "it hurts a lot"
+
+
+def test_change_over_the_json_api(api, external, make_ask):
+    make_ask()
+    url = f"/api/v1/conversations/{external.pk}/answers"
+    body = {"field": "pain_level", "turn_id": "turn_1", "value": "mild"}
+    first = api.post(url, body).json()["answer"]
+    assert first["provenance"] == "chosen" and first["amends"] is None
+    change = api.post(url, {**body, "value": "severe", "version": first["id"]})
+    assert change.status_code == 201, change.content
+    answer = change.json()["answer"]
+    assert answer["provenance"] == "amended" and answer["amends"] == first["id"]
+    assert change.json()["consultation_state"] == {"pain_level": "severe"}
+    stale = api.post(url, {**body, "value": "none", "version": first["id"]})
+    assert stale.status_code == 409 and stale.json()["error"] == "questionnaire_version_stale"
+    for bad in ("1", True, 0, None):
+        response = api.post(url, {**body, "value": "none", "version": bad})
+        assert response.status_code == 400 and response.json()["error"] == "answer_invalid"
