@@ -175,7 +175,7 @@ class LiveServer:
         """Run Django code whose last printed line is one JSON value; return it."""
         return json.loads(self.shell(code).strip().splitlines()[-1])
 
-    def start(self, *, migrate: bool = True, timeout: float = 40) -> LiveServer:
+    def start(self, *, migrate: bool = True, timeout: float = 180) -> LiveServer:
         """Migrate, then `manage.py serve` (the production launcher) on the free port."""
         if migrate:
             self.migrate()
@@ -189,7 +189,7 @@ class LiveServer:
         self.wait_ready(timeout)
         return self
 
-    def wait_ready(self, timeout: float = 40) -> None:
+    def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -365,7 +365,7 @@ class CeleryWorker:
             argv, cwd=ROOT, env=env, stdout=self.log, stderr=self.log, start_new_session=True
         )
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while b" ready." not in self.log_path.read_bytes():
             if time.monotonic() > deadline or self.proc.poll() is not None:

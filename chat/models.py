@@ -14,6 +14,7 @@ from chat.core.models import (
     RunAttempt,
     RunStatus,
     StopReason,
+    UserPreferences,
     Wait,
 )
 from chat.mcphost.models import McpServer
@@ -37,5 +38,6 @@ __all__ = [
     "RunStatus",
     "Skill",
     "StopReason",
+    "UserPreferences",
     "Wait",
 ]

@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from chat.edge import api, run_identity_api, runs, views
+from chat.edge import api, preferences, run_identity_api, runs, views
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
 
@@ -50,6 +50,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/<id:conversation_id>/events", views.conversation_events, name="events"),
         path("conversations/<id:conversation_id>/drafts", views.draft_save, name="draft_save"),
         path("conversations/<id:conversation_id>/run", runs.run_status, name="run_status"),
+        path(
+            "settings/developer-details",
+            preferences.developer_details_toggle,
+            name="developer_details",
+        ),
         path(
             "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
             runs.run_cancel,

@@ -37,6 +37,9 @@ from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
+from questionnaires.chrome import CardChrome, CardState
+
+__all__ = ["CardChrome", "CardState"]  # the card frame's view model, for kinds
 
 logger = logging.getLogger(__name__)
 

@@ -44,6 +44,8 @@ def context_messages(*, conversation: Conversation) -> list[dict[str, JsonValue]
         # (a step's message stored before its tools ran: the loop adds the step itself)
         if metadata.get("kind") in hidden or metadata.get("step") == "open":
             continue
+        if metadata.get("superseded"):  # a stopped turn that a Retry replaced
+            continue
         item = _to_openai(message, answered, issued)
         if item is not None:
             messages.append(item)

@@ -78,6 +78,9 @@ class MessageMetadata(TypedDict, total=False):
     interactive_form_answer: FormAnswerMark
     # elicitations: the card message names its server and mode
     elicitation: ElicitationMark
+    # the runs layer: a stopped or failed turn's message that a Retry replaced (hidden, and
+    # left out of the model's context)
+    superseded: bool
 
 
 def metadata_of(message: Message) -> MessageMetadata:

@@ -297,6 +297,26 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
+class UserPreferences(models.Model):
+    """A person's settings of the chat, one row per user (made on first change).
+
+    `developer_details`: show the machinery people don't need — what the assistant receives
+    (envelopes), tool names and arguments, confidence figures, API hints.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_preferences"
+    )
+    developer_details = models.BooleanField(_("developer details"), default=False)
+
+    class Meta:
+        verbose_name = _("chat preferences")
+        verbose_name_plural = _("chat preferences")
+
+    def __str__(self) -> str:
+        return str(self.user)
+
+
 class QuestionBudget(models.Model):
     """How much an agent may ask (issue 27), set in admin; self-check enforces it. An agent
     without a row uses the settings' `QUESTION_BUDGET_*` defaults."""

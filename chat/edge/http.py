@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.exceptions import (
@@ -329,3 +330,25 @@ def _is_skill_endpoint(path: str) -> bool:
         return resolve(path).view_name in SKILL_ENDPOINTS
     except Resolver404:
         return False
+
+
+# --- a card's notice across a redirect (no JavaScript: post, redirect, get) --------------
+
+NOTICE_TAG = "qc-notice"
+
+
+def card_notice_add(request: HttpRequest, *, message_id: int, code: str, text: str) -> None:
+    """Keep a notice for the card of `message_id` until the next page shows it (a form
+    post answered by a redirect, so a reload never posts again)."""
+    messages.info(request, text, extra_tags=f"{NOTICE_TAG}:{message_id}:{code}")
+
+
+def card_notice_pop(request: HttpRequest) -> dict[str, object] | None:
+    """The notice kept by `card_notice_add`, once: {message_id, code, text}, or None."""
+    found = None
+    for message in messages.get_messages(request):
+        tag, _sep, rest = message.extra_tags.partition(":")
+        message_id, _sep, code = rest.partition(":")
+        if tag == NOTICE_TAG and message_id.isdigit():
+            found = {"message_id": int(message_id), "code": code, "text": str(message.message)}
+    return found

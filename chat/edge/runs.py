@@ -47,7 +47,15 @@ def run_cancel(request: HttpRequest, conversation_id: int, run_id: int) -> HttpR
 @login_required
 @require_POST
 def run_retry(request: HttpRequest, conversation_id: int, run_id: int) -> HttpResponse:
-    return _act(request, conversation_id, run_id, services.run_retry)
+    response = _act(request, conversation_id, run_id, services.run_retry)
+    if _is_htmx(request) and response.status_code == 200:
+        # The stopped turn's messages leave this page at once (other tabs on reload): the
+        # retry's turn replaces them rather than appearing as a second copy.
+        conversation = conversation_for_page(request, conversation_id)
+        ids = services.run_superseded_ids(conversation=conversation, run_id=run_id)
+        removals = "".join(f'<article id="msg-{pk}" hx-swap-oob="delete"></article>' for pk in ids)
+        response.content = response.content + removals.encode()
+    return response
 
 
 def _act(

@@ -29,6 +29,7 @@ from chat.edge.health import health_report
 from chat.edge.http import (
     HtmxRequest,
     InvalidId,
+    card_notice_pop,
     conversation_for_page,
     error_response,
     parse_id,
@@ -94,6 +95,7 @@ def conversation_create(request: HtmxRequest) -> HttpResponse:
 def conversation_detail(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     conversation = conversation_for_page(request, conversation_id)
     context = conversation_page(conversation=conversation, form=MessageForm())
+    context["notice"] = card_notice_pop(request)  # a refused card post, redirected here
     return render(request, "chat/conversation.html", context)
 
 

@@ -66,7 +66,7 @@ def _ask_reservation(restaurant: str = "Chez MCP") -> Elicit[Reservation]:
     return Elicit(f"Reserve a table at {restaurant}", Reservation)
 
 
-@server.tool()
+@server.tool(title="Checking availability")
 async def reserve_table(
     answer: Annotated[ElicitationResult[Reservation], Resolve(_ask_reservation)],
     restaurant: str = "Chez MCP",
@@ -83,7 +83,7 @@ async def reserve_table(
     )
 
 
-@server.tool()
+@server.tool(title="Verifying the address")
 async def verify_email(ctx: Context, email: str) -> str | types.InputRequiredResult:
     """Verify an email address: sends the person to a page outside the chat (URL mode)."""
     answer = (ctx.input_responses or {}).get("verify")

@@ -113,7 +113,12 @@ def _listing(server: McpServer) -> list[dict[str, Any]] | Note:
         return Note(server.name, exc.code, exc.message, _outage(health.state_of(server.pk)))
     health.record_success(server.pk, revision)
     data = [
-        {"name": t.name, "description": t.description or "", "inputSchema": t.input_schema}
+        {
+            "name": t.name,
+            "description": t.description or "",
+            "inputSchema": t.input_schema,
+            "title": _title(t),
+        }
         for t in tools
     ]
     cache.set(key, data, settings.MCP_TOOLS_CACHE_SECONDS)
@@ -211,6 +216,13 @@ def _parameters(schema: Any) -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+def _title(tool: Any) -> str:
+    """A tool's title for people (its `title`, else its annotations' title), bounded."""
+    annotations = getattr(tool, "annotations", None)
+    title = getattr(tool, "title", None) or getattr(annotations, "title", None) or ""
+    return " ".join(str(title).split())[:80]
+
+
 def _tool(server: McpServer, name: str, entry: dict[str, Any], schema: dict[str, Any]) -> Tool:
     server_id, server_name, remote = server.pk, server.name, entry["name"]
 
@@ -227,6 +239,7 @@ def _tool(server: McpServer, name: str, entry: dict[str, Any], schema: dict[str,
         execute=execute,
         idempotent=False,
         resumable=True,
+        title=str(entry.get("title") or ""),
     )
 
 

@@ -6,7 +6,15 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import EXTERNAL_WORKER, Conversation, Run, RunStatus, StopReason
+from chat.core.models import (
+    EXTERNAL_WORKER,
+    Conversation,
+    Message,
+    Role,
+    Run,
+    RunStatus,
+    StopReason,
+)
 from chat.core.runs import run_create
 from chat.core.selectors import run_latest
 from chat.core.waits import run_waits_lock, waits_open
@@ -61,6 +69,26 @@ def run_retry(*, conversation: Conversation, run_id: int) -> Run:
             raise ChatError(
                 "run_not_retryable", _("The message this answer replied to is gone."), status=409
             )
+        _supersede(run)
         retry = run_create(conversation=conversation, trigger_message=run.trigger_message)
     run_dispatch(run_id=retry.pk)
     return retry
+
+
+def _supersede(run: Run) -> None:
+    """The retried turn's own messages (a partial reply, its tool steps, its error) leave
+    the chat and the model's context: the new turn replaces them, it doesn't repeat them."""
+    rows = list(Message.objects.filter(run=run, hidden=False).exclude(role=Role.USER))
+    for row in rows:
+        row.hidden = True
+        row.metadata = {**(row.metadata or {}), "superseded": True}
+    Message.objects.bulk_update(rows, ["hidden", "metadata"])
+
+
+def run_superseded_ids(*, conversation: Conversation, run_id: int) -> list[int]:
+    """Ids of the messages a Retry of `run_id` replaced (the page removes them)."""
+    return list(
+        Message.objects.filter(
+            conversation=conversation, run_id=run_id, hidden=True, metadata__superseded=True
+        ).values_list("pk", flat=True)
+    )

@@ -198,12 +198,18 @@ class RunSink:
 
     def tool_call(self, event: ToolCallEvent) -> None:
         call = event.call
+        tool = self.tools.get(call.name)
         if call.id not in self.resume.announced:
+            label = tool.label if tool is not None else call.name
             self.emit(
                 "tool_call",
-                {"tool_call_id": call.id, "name": call.name, "arguments": call.arguments},
+                {
+                    "tool_call_id": call.id,
+                    "name": call.name,
+                    "label": label,
+                    "arguments": call.arguments,
+                },
             )
-        tool = self.tools.get(call.name)
         if tool is not None and not tool.idempotent:
             self.journal.call_started(call.id)  # committed before the tool runs
 

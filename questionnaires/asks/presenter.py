@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
@@ -17,9 +17,10 @@ from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.state import state_view
 from questionnaires.protocol.ask_payload import ask_widget, form_value
 from questionnaires.protocol.ask_reference import reference_or_none
-from questionnaires.registry import AnswerSummary, Drafts, Panel
+from questionnaires.registry import AnswerSummary, CardChrome, CardState, Drafts, Panel
 
 DRAFT_PREFIX = "ask"
+UNSURE_BELOW = 0.8  # a slot read with less confidence shows "Please check"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class AskView:
     typed: str = ""
     options: list[OptionView] = field(default_factory=list)
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
+    queued: bool = False  # open, but another question of its turn comes first
 
     @property
     def template(self) -> str:
@@ -80,6 +82,35 @@ class AskView:
         """Answers carry it too (`answer_summary`): two asks of a turn may be answered in
         either order, and each answer shows under its own question."""
         return f"{self.turn_id}:{self.ask.get('field', '')}"
+
+    @property
+    def chrome(self) -> CardChrome:
+        state: CardState
+        if self.answer is not None:
+            state = "answered"
+        elif self.answerable:
+            state = "waiting" if self.queued else "open"
+        else:
+            state = "closed"
+        skipped = self.answer is not None and self.answer.source == "user_skipped"
+        chips = {"answered": _("Skipped") if skipped else _("Answered"), "closed": _("Closed")}
+        if self.answer is not None and self.answer.amends_id is not None:
+            chips["answered"] = _("Changed")
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=self.ask.get("question", ""),
+            state=state,
+            chip=chips.get(state, ""),
+            skipped=skipped,
+            notice=self.error if not self.answerable or self.answer is not None else "",
+        )
+
+    @property
+    def chosen(self) -> str:
+        """The form value of the chosen option (an answered ask), "" for free text."""
+        if self.answer is None or self.answer.value is None:
+            return ""
+        return form_value(self.answer.value)
 
     @property
     def scale_start(self) -> int | float:
@@ -117,7 +148,9 @@ def ask_view(
 def ask_views(
     *, conversation: Conversation, messages: Sequence[Message], drafts: Drafts | None = None
 ) -> dict[int, AskView]:
-    """The ask widgets of `messages` (a tail of the conversation), by message id."""
+    """The ask widgets of `messages` (a tail of the conversation), by message id. Of the
+    open asks of a turn only the first unanswered one is shown open: the others are queued
+    (one question at a time) and open when it is answered."""
     ask_messages = [m for m in messages if selectors.is_ask(m)]
     if not ask_messages:
         return {}
@@ -126,13 +159,18 @@ def ask_views(
     tail = list(conversation.messages.order_by("-seq")[:30])[::-1]
     open_ids = selectors.latest_turn_asks(tail)
     answers = selectors.answers_by_ask(conversation=conversation)
+    waiting = [m.pk for m in tail if m.pk in open_ids and m.pk not in answers]
+    first = waiting[0] if waiting else None
     drafts = drafts or {}
     return {
-        m.pk: ask_view(
-            m,
-            answerable=m.pk in open_ids,
-            answer=answers.get(m.pk),
-            typed=_typed(drafts.get(f"{DRAFT_PREFIX}:{m.pk}")) if m.pk in open_ids else "",
+        m.pk: replace(
+            ask_view(
+                m,
+                answerable=m.pk in open_ids,
+                answer=answers.get(m.pk),
+                typed=_typed(drafts.get(f"{DRAFT_PREFIX}:{m.pk}")) if m.pk in open_ids else "",
+            ),
+            queued=m.pk in waiting and m.pk != first,
         )
         for m in ask_messages
     }
@@ -146,13 +184,9 @@ def _typed(fields: Mapping[str, Sequence[str]] | None) -> str:
 def ask_view_single(
     *, conversation: Conversation, message: Message, error: str = "", typed: str = ""
 ) -> AskView:
-    return ask_view(
-        message,
-        answerable=selectors.ask_is_answerable(conversation=conversation, ask_message=message),
-        answer=selectors.answer_for_ask(ask_message=message),
-        error=error,
-        typed=typed,
-    )
+    """One ask as it stands (an answer's response, a tab's refresh), queued or not."""
+    view = ask_views(conversation=conversation, messages=[message])[message.pk]
+    return replace(view, error=error, typed=typed or view.typed)
 
 
 @dataclass(frozen=True)
@@ -172,6 +206,12 @@ class SlotRow:
     @property
     def confidence_percent(self) -> int | None:
         return None if self.confidence is None else round(self.confidence * 100)
+
+    @property
+    def unsure(self) -> bool:
+        """Read from free words with some doubt: people are asked to check it (the
+        figure itself is for developers)."""
+        return self.confidence is not None and self.confidence < UNSURE_BELOW
 
 
 @dataclass(frozen=True)

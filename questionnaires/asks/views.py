@@ -41,11 +41,12 @@ def ask_fragment_view(request: HtmxRequest, conversation_id: int, message_id: in
     conversation = conversation_for_page(request, conversation_id)
     message = _ask(conversation, message_id)
     view = ask_view_single(conversation=conversation, message=message)
-    if view.answerable and not view.answer:
-        # Still open: nothing to change, and a re-render would wipe what the user is
-        # typing into it. 204 leaves the widget alone.
+    was_queued = request.GET.get("queued") == "1"
+    if view.answerable and not view.answer and view.queued == was_queued:
+        # Unchanged: a re-render would wipe what the user is typing into it. 204 leaves
+        # the widget alone. (A queued ask whose turn came renders, open.)
         return HttpResponse(status=204)
-    return render(request, view.template, {"ask": view})
+    return render(request, view.template, {"ask": view, "card": view})
 
 
 @login_required
@@ -55,6 +56,8 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
     message = _ask(conversation, message_id)
     action = request.POST.get("action", "option")
     text = request.POST.get("text", "")
+    if action == "option" and not request.POST.get("value") and text.strip():
+        action = "free_text"  # the card's one Send: no option chosen, words typed
     answer = {
         "field": (metadata_of(message).get("ask_user_options") or {}).get("field", ""),
         "turn_id": metadata_of(message).get("turn_id", ""),
@@ -75,7 +78,7 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-    context = {"ask": view, "panel": state_panel(conversation=conversation)}
+    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/answer_response.html", context, status=status)
 
 
@@ -110,7 +113,7 @@ def ask_change_view(request: HtmxRequest, conversation_id: int, message_id: int)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-    context = {"ask": view, "panel": state_panel(conversation=conversation)}
+    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/answer_response.html", context, status=status)
 
 

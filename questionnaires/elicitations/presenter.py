@@ -17,7 +17,7 @@ from questionnaires.elicitations.links import Link, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.elicitations.selectors import elicitations_by_message, fields_of
 from questionnaires.protocol.elicitation_form import FieldView, answer_rows, field_views
-from questionnaires.registry import Drafts
+from questionnaires.registry import CardChrome, CardState, Drafts
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class ElicitationDraft:
 
 DRAFT_PREFIX = "elic"
 OUTCOME_MAX = 2000  # characters of the tool's result shown on the card
+TITLE_MAX = 120  # a prompt longer than this shows under a generic title
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,48 @@ class ElicitationCard:
     @property
     def expires_iso(self) -> str:
         return self.expires_at.isoformat()
+
+    @property
+    def title(self) -> str:
+        """The server's question when it is one short line, else a generic title (the
+        prompt then shows under it in full)."""
+        prompt = " ".join(self.prompt.split())
+        if prompt and "\n" not in self.prompt.strip() and len(prompt) <= TITLE_MAX:
+            return prompt
+        if self.mode == "url":
+            return _("Open a link to continue")
+        return _("A few details, please")
+
+    @property
+    def prompt_below(self) -> bool:
+        return bool(self.prompt.strip()) and self.title != " ".join(self.prompt.split())
+
+    @property
+    def chrome(self) -> CardChrome:
+        chips: dict[str, str] = {
+            ElicitationStatus.ACCEPTED: _("Opened") if self.mode == "url" else _("Answered"),
+            ElicitationStatus.COMPLETED: _("Answered"),
+            ElicitationStatus.DECLINED: _("Declined"),
+            ElicitationStatus.CANCELLED: _("Cancelled"),
+            ElicitationStatus.EXPIRED: _("Expired"),
+            ElicitationStatus.REFUSED: _("Not shown"),
+        }
+        state: CardState
+        if self.answerable:
+            state = "open"
+        elif self.status in (ElicitationStatus.ACCEPTED, ElicitationStatus.COMPLETED):
+            state = "answered"
+        else:
+            state = "closed"
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=self.title,
+            state=state,
+            chip="" if self.answerable else chips.get(self.status, _("Stopped")),
+            source=f"{self.server_name} · MCP",
+            # No user turn carries an MCP answer: the folded card says it, once.
+            summary=" · ".join(value for _label, value in self.answers if value),
+        )
 
 
 def elicitation_cards_for(

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role, RunStatus
 from questionnaires.forms.models import TOOL_NAME, FormQuestion, InteractiveForm
 from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
-from questionnaires.registry import Drafts
+from questionnaires.registry import CardChrome, CardState, Drafts
 
 DRAFT_PREFIX = "form"
 DONE = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
@@ -102,6 +103,24 @@ class FormCard:
     @property
     def answer_key(self) -> str:
         return ""
+
+    @property
+    def chrome(self) -> CardChrome:
+        state: CardState = (
+            "open" if self.answerable else "answered" if self.status == "answered" else "closed"
+        )
+        chips = {"answered": _("Answered"), "cancelled": _("Cancelled")}
+        chip = chips.get(self.status, "")
+        if self.editing:
+            chip = _("Changing your answer")
+        elif self.status == "answered" and self.version > 1:
+            chip = _("Changed")
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=_("A few questions from the assistant"),
+            state=state,
+            chip=chip,
+        )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 from django.utils.translation import gettext as _
 
+from questionnaires.chrome import CardChrome, CardState
 from questionnaires.protocol import (
     OTHER_VALUE,
     ProtocolError,
@@ -184,6 +185,45 @@ class CardView:
     @property
     def draft_key(self) -> str:
         return f"{DRAFT_PREFIX}:{self.questionnaire_id}"
+
+    @property
+    def one_button(self) -> OptionView | None:
+        """A card asking one single-choice question with one option (a pause: "Continue")
+        is that option's button, which sends it; else None."""
+        if len(self.questions) != 1:
+            return None
+        q = self.questions[0]
+        if q.type != "single_choice" or len(q.options) != 1 or q.allow_other:
+            return None
+        return q.options[0]
+
+    @property
+    def chrome(self) -> CardChrome:
+        state: CardState = _STATES[self.mode]
+        chips = {"answered": _("Answered"), "closed": _("Not answered"), "preview": _("Preview")}
+        chip = chips.get(self.mode, "")
+        if self.mode == "answered" and self.declined:
+            chip = _("Declined")
+        elif self.mode == "answered" and self.version > 1:
+            chip = _("Changed")
+        elif self.editing:
+            chip = _("Changing your answer")
+        return CardChrome(
+            dom_id=self.dom_id,
+            title=self.title or _("Questionnaire"),
+            state=state,
+            chip=chip,
+            skipped=self.mode == "answered" and self.declined,
+        )
+
+
+_STATES: dict[CardMode, CardState] = {
+    "interactive": "open",
+    "answered": "answered",
+    "closed": "closed",
+    "refused": "refused",
+    "preview": "preview",
+}
 
 
 @dataclass(frozen=True, slots=True)

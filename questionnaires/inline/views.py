@@ -22,7 +22,7 @@ from chat.core import selectors
 from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
-from chat.edge.http import HtmxRequest, error_response, json_body, signed_in
+from chat.edge.http import HtmxRequest, card_notice_add, error_response, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
 from questionnaires.inline.presenter import Draft, answers_from_form, skipped_from_form
@@ -231,6 +231,10 @@ def _refused(
         (item,) = message_items_for(conversation=conversation, messages=[message], refused=shown)
         fragment = {"item": item, "notice": notice}
         return render(request, "chat/conversation.html#message", fragment, status=status)
+    if notice is not None:  # nothing to fix: back to the conversation (a reload never re-posts)
+        card_notice_add(request, message_id=message.pk, code=refused.code, text=str(notice["text"]))
+        url = reverse("chat:conversation", args=[conversation.pk])
+        return redirect(f"{url}#msg-{message.pk}")
     context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0010_question_budget'),
+        ('chat', '0011_question_budget'),
         ('questionnaires', '0006_inline_answer_versions'),
     ]
 

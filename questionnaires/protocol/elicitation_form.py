@@ -181,11 +181,24 @@ def _default(spec: FieldSpec) -> list[str]:
     return [fmt_number(value) if isinstance(value, (int, float)) else str(value)]
 
 
+def humanise(text: str) -> str:
+    """A raw name or enum value as people read it ("outdoor_terrace" → "Outdoor terrace"):
+    shown when the schema gives no title (`title`, `enumNames`, `oneOf` titles win)."""
+    words = " ".join(text.replace("_", " ").replace("-", " ").split())
+    if not words or words != words.lower():
+        return text  # already written for people (or mixed case on purpose): as it is
+    return words[0].upper() + words[1:]
+
+
+def _label(label: str, value: str) -> str:
+    return humanise(label) if label == value else label
+
+
 def _view(spec: FieldSpec, dom_id: str, shown: list[str], error: str) -> FieldView:
     base = FieldView(
         name=f"answer-{spec.name}",
         dom_id=dom_id,
-        label=spec.title,
+        label=_label(spec.title, spec.name),
         help=spec.description,
         required=spec.required,
         input_type="text",
@@ -197,7 +210,7 @@ def _view(spec: FieldSpec, dom_id: str, shown: list[str], error: str) -> FieldVi
     if spec.kind in ("select", "multiselect"):
         chosen = set(shown)
         options = tuple(
-            OptionView(o.value, o.label, o.value in chosen, f"{dom_id}-o{k}")
+            OptionView(o.value, _label(o.label, o.value), o.value in chosen, f"{dom_id}-o{k}")
             for k, o in enumerate(spec.options, start=1)
         )
         kind = "checkboxes" if spec.kind == "multiselect" else "radio"
@@ -232,7 +245,7 @@ def answer_rows(
         if spec.name not in content:
             continue
         value = content[spec.name]
-        labels = {o.value: o.label for o in spec.options}
+        labels = {o.value: _label(o.label, o.value) for o in spec.options}
         if isinstance(value, bool):
             text = yes if value else no
         elif isinstance(value, list):
@@ -241,5 +254,5 @@ def answer_rows(
             text = fmt_number(value)
         else:
             text = labels.get(str(value), str(value))
-        rows.append((spec.title, text))
+        rows.append((_label(spec.title, spec.name), text))
     return tuple(rows)

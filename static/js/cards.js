@@ -1,6 +1,6 @@
-// Questionnaire cards: live-state cursor, refusals shown in place, de-duplication,
-// aria-live announcements, "Other" convenience. Never moves focus unless this tab's own
-// submit just replaced the element that had it.
+// Cards (every kind): live-state cursor, refusals shown in place, de-duplication,
+// aria-live announcements, "Other" convenience, and where focus goes after an answer.
+// Never moves focus unless this tab's own answer just replaced the element that had it.
 (function () {
   "use strict";
   // Cards that can still change ("i" answerable, "p" waiting for a tool result): sent
@@ -75,26 +75,85 @@
       var card = document.getElementById(focusCard.id);
       if (!card || card === focusCard.node) return; // not replaced yet
       focusCard = null;
-      var active = document.activeElement;
-      if (card && (!active || active === document.body)) {
-        var target = card.querySelector(".qcard-alert") || card.querySelector(".qcard-title");
-        if (target) {
-          if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
-          target.focus({ preventScroll: false });
-        }
+      if (idle()) afterAnswer(card);
+    }
+    moveOn();
+  }
+
+  // Focus after this tab answered a card (any kind): a refusal's alert or the first field
+  // with an error; else the next open question; else the composer, parked there until the
+  // next question arrives (then focus moves to it, unless the person started typing or
+  // went elsewhere meanwhile).
+  var CONTROLS = "button.qcard-opt, .qcard-opt input, select, input[type=range], " +
+    "input[type=text], input[type=number], input[type=date], input[type=email], textarea, " +
+    "button[type=submit]";
+  var parked = null;
+  function idle() {
+    var active = document.activeElement;
+    return !active || active === document.body || active === parked;
+  }
+  function nextOpen() {
+    var forms = document.querySelectorAll("#messages .qcard-open form.qcard-form");
+    for (var i = 0; i < forms.length; i++) {
+      var controls = forms[i].querySelectorAll(CONTROLS);
+      for (var j = 0; j < controls.length; j++) {
+        var c = controls[j];
+        if (!c.disabled && c.getAttribute("tabindex") !== "-1" && c.offsetParent !== null &&
+            !c.classList.contains("visually-hidden")) return c;
       }
     }
+    return null;
   }
+  function afterAnswer(card) {
+    var article = card.closest("article");
+    var notice = article && article.querySelector(".msg-notice");
+    if (notice) { // refused (answered elsewhere): say so under the card, where the person is
+      notice.focus({ preventScroll: true });
+      notice.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    var problem = card.querySelector(".qcard-alert, [aria-invalid=true], .form-error");
+    if (problem && card.querySelector("form.qcard-form")) {
+      var field = card.querySelector("[aria-invalid=true]") || problem;
+      if (!field.matches(CONTROLS) && !field.hasAttribute("tabindex")) field.setAttribute("tabindex", "-1");
+      field.focus();
+      return;
+    }
+    if (problem) { // refused and closed (answered elsewhere): say so where the person is
+      if (!problem.hasAttribute("tabindex")) problem.setAttribute("tabindex", "-1");
+      problem.focus({ preventScroll: true });
+      problem.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    var next = nextOpen();
+    if (next) { parked = null; next.focus(); return; }
+    var composer = document.getElementById("id_content");
+    if (composer) {
+      parked = composer;
+      composer.focus({ preventScroll: true });
+    }
+  }
+  function moveOn() {
+    if (!parked) return;
+    if (!idle()) { parked = null; return; }
+    var next = nextOpen();
+    if (next) { parked = null; next.focus(); }
+  }
+  document.addEventListener("input", function (evt) { if (evt.target === parked) parked = null; });
+  document.addEventListener("focusin", function (evt) {
+    if (parked && evt.target !== parked) parked = null;
+  });
+
   document.addEventListener("DOMContentLoaded", function () { scan(true); });
   document.addEventListener("htmx:afterSettle", function () { scan(false); });
   document.addEventListener("htmx:oobAfterSwap", function () { scan(false); });
 
-  // Remember which card this tab submitted, to put focus back on it after the swap.
+  // Remember which card this tab answered (with focus in it), to move focus on after the swap.
   document.addEventListener("htmx:beforeRequest", function (evt) {
     var form = evt.detail.elt;
     if (form && form.classList && form.classList.contains("qcard-form")) {
       var card = form.closest(".qcard");
-      focusCard = card ? { id: card.id, node: card } : null;
+      focusCard = card && card.contains(document.activeElement) ? { id: card.id, node: card } : null;
     }
   });
 

@@ -1,5 +1,5 @@
-// Elicitation cards (MCP servers asking for input): "Answer by HH:MM" becomes a countdown
-// in the last two minutes; at zero the card says it expired and its buttons stop (the
+// Elicitation cards (MCP servers asking for input): "Answer by HH:MM" (always shown, beside
+// Send) becomes a countdown in the last two minutes; at zero the card says it expired and its buttons stop (the
 // server expires it too and every tab gets the locked card). Without JS the static time
 // stays.
 (function () {
@@ -11,11 +11,7 @@
       var left = Date.parse(node.dataset.elicExpires) - Date.now();
       if (isNaN(left)) return;
       if (!node.dataset.elicStatic) node.dataset.elicStatic = node.textContent;
-      if (left > NEAR_MS) {
-        node.hidden = true;
-        return;
-      }
-      node.hidden = false;
+      if (left > NEAR_MS) return;  // "Answer by HH:MM" stays as the server wrote it
       if (left <= 0) {
         node.textContent = node.dataset.labelExpired;
         var card = node.closest(".elic");

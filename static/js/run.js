@@ -31,6 +31,15 @@
     box.hidden = false;
   }
 
+  // A tool step for people: its label ("Checking availability…", from the tool's title)
+  // and how it went. The tool's name, arguments and result (machinery) only with
+  // "developer details" on (body.dev-details).
+  function developer() { return document.body.classList.contains("dev-details"); }
+
+  function toolLabel(box, data) {
+    return box.getAttribute("data-tool-" + (data.name || "")) || data.label || data.name || "";
+  }
+
   function toolItem(data) {
     var box = live();
     var list = box.querySelector(".run-tools");
@@ -39,17 +48,24 @@
     if (!item) {
       item = document.createElement("li");
       item.id = id;
-      var details = document.createElement("details");
-      var summary = document.createElement("summary");
-      var name = document.createElement("code");
-      name.textContent = data.name || "";
+      var holder = document.createElement(developer() ? "details" : "div");
+      var summary = document.createElement(developer() ? "summary" : "span");
+      var label = document.createElement("span");
+      label.className = "run-tool-name";
+      label.textContent = toolLabel(box, data) + "…";
+      summary.appendChild(label);
+      if (developer()) {
+        var name = document.createElement("code");
+        name.textContent = " " + (data.name || "");
+        summary.appendChild(name);
+      }
       var state = document.createElement("span");
       state.className = "run-tool-state";
-      state.textContent = " " + box.dataset.labelRunning;
-      summary.appendChild(name);
+      state.textContent = "";
       summary.appendChild(state);
-      details.appendChild(summary);
-      item.appendChild(details);
+      holder.className = "run-tool";
+      holder.appendChild(summary);
+      item.appendChild(holder);
       list.appendChild(item);
     }
     box.hidden = false;
@@ -58,6 +74,7 @@
 
   function block(item, label, value) {
     var details = item.querySelector("details");
+    if (!details) return;  // no developer details: no arguments, no raw result
     var heading = document.createElement("div");
     heading.className = "run-tool-label";
     heading.textContent = label;
@@ -83,7 +100,7 @@
       var item = toolItem(data);
       var box = live();
       item.querySelector(".run-tool-state").textContent =
-        " " + (data.success ? box.dataset.labelOk : box.dataset.labelFailed);
+        " · " + (data.success ? box.dataset.labelOk : box.dataset.labelFailed);
       item.classList.toggle("run-tool-failed", !data.success);
       block(item, box.dataset.labelResult, pretty(data.result));
     },

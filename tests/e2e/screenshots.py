@@ -381,6 +381,7 @@ def _elicitations(page, server: LiveServer, lang: str) -> dict[str, str]:
     card.locator("button[value=accept]").click()
     expect(page.locator("#messages .elic-outcome")).to_be_visible(timeout=15000)
     urls["elicit-url"] = _mcp_demo(page, server, say)
+    page.locator("#messages section.elic-pending .qcard-more summary").click()  # "Other choices"
     page.locator("#messages section.elic-pending button[value=decline]").click()
     expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=15000)
     page.fill("#id_content", "ann@example.test")

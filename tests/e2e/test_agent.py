@@ -73,7 +73,7 @@ def test_protocol_tour(page, server):
     expect(ask.locator(".ask-free input[name=text]")).to_be_visible()
     expect(page.locator("#messages")).to_contain_text("Structured information collection")
     ask.get_by_role("button", name="Fine").click()
-    expect(ask.locator(".ask-answered")).to_contain_text("Fine", timeout=TIMEOUT)
+    expect(ask.locator(".is-chosen")).to_contain_text("Fine", timeout=TIMEOUT)
 
     # 8: the bundled demo MCP server asks with an elicitation card; its tool's result
     # shows on the locked card, then a questionnaire moves the tour on.
@@ -81,7 +81,7 @@ def test_protocol_tour(page, server):
     expect(elic).to_contain_text("Reserve a table at Chez MCP", timeout=TIMEOUT)
     elic.get_by_label("Date").fill("2026-05-01")
     elic.get_by_label("Party Size").fill("2")
-    elic.get_by_role("button", name="Submit").click()
+    elic.get_by_role("button", name="Send", exact=True).click()
     expect(elic.locator(".elic-outcome")).to_contain_text("for 2 on 2026-05-01", timeout=TIMEOUT)
     qid = answer_card(page, qid)
 
@@ -156,4 +156,29 @@ def test_failed_run_shows_retry_and_keeps_the_message(page, server):
     )
     assert count.strip().splitlines()[-1] == "2"
     assert first_run
+    expect(page.locator("#messages .msg-user")).to_have_count(1)
+
+
+def test_retry_after_stop_replaces_the_stopped_turn(page, server):
+    """Bug 7: Retry after Stop replaces the stopped turn instead of adding a second copy
+    (in the page at once, after a reload, and in what the model reads)."""
+    conversation_id = new_conversation(page, server, agent="echo", title="Stopped turn")
+    page.fill("#id_content", "Count to three")
+    page.click("#composer button[type=submit]")
+    expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Count to three")
+    # the person stopped it after its reply began (what Stop leaves behind stays visible)
+    server.shell(
+        "from chat.models import Run\n"
+        f"Run.objects.filter(conversation_id={conversation_id}).update("
+        "status='cancelled', stop_reason='cancelled')"
+    )
+    page.reload()
+    stopped = page.locator("#run-status .run-cancelled")
+    expect(stopped).to_contain_text("You stopped the assistant.")
+    stopped.get_by_role("button", name="Retry").click()
+    expect(page.locator("#run-status .run-cancelled")).to_have_count(0, timeout=TIMEOUT)
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1, timeout=TIMEOUT)
+    expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Count to three")
+    page.reload()
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1)
     expect(page.locator("#messages .msg-user")).to_have_count(1)

@@ -41,7 +41,7 @@ def test_answer_single_multi_free_text_and_other(page, server):
     c.get_by_label("Plane").check()
     c.get_by_label("Train").uncheck()
     c.locator("textarea").fill("Window seat")
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     answer = page.locator(".msg-user .qanswer").last
     expect(answer).to_contain_text("Oslo")
@@ -62,7 +62,7 @@ def test_second_tab_locks_live(browser, page, server):
     other.goto(f"{server.url}/conversations/{cid}/")
     expect(card(other, mid)).to_have_attribute("data-card-mode", "interactive")
     other.wait_for_timeout(300)  # let the event stream connect
-    card(page, mid).get_by_role("button", name="Submit answers").click()
+    card(page, mid).get_by_role("button", name="Send", exact=True).click()
     expect(card(other, mid)).to_have_attribute("data-card-mode", "answered")
     expect(other.locator(".msg-user .qanswer")).to_have_count(1)
     expect(other.locator("#qc-announcer")).to_contain_text("Questionnaire answered")
@@ -85,7 +85,7 @@ def test_older_card_is_refused_with_the_reason_and_selections_kept(page, server)
     c = card(page, mid)
     c.get_by_label("Rome").check()
     c.locator("textarea").fill("keep me")
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     alert = card(page, mid).get_by_role("alert")
     expect(alert).to_contain_text("no longer the latest")
     expect(alert).to_have_attribute("data-error-code", "questionnaire_not_latest")
@@ -109,7 +109,7 @@ def test_keyboard_only(page, server):
     page.keyboard.press("Tab")  # -> textarea
     page.keyboard.type("by keyboard")
     page.keyboard.press("Tab")  # -> submit
-    expect(c.get_by_role("button", name="Submit answers")).to_be_focused()
+    expect(c.get_by_role("button", name="Send", exact=True)).to_be_focused()
     page.keyboard.press("Enter")
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer").last).to_contain_text("by keyboard")
@@ -127,7 +127,7 @@ def test_without_javascript(browser, server):
     c = card(page, mid)
     c.get_by_label("Rome").check()
     c.get_by_label("Car").check()
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     page.wait_for_url(f"**/conversations/{cid}/*")
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer")).to_contain_text("Rome")
@@ -137,7 +137,7 @@ def test_without_javascript(browser, server):
     c = card(page, second)
     c.get_by_label("Other", exact=True).check()
     c.locator("textarea").fill("kept")
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, second).locator(".qcard-field-error")).to_contain_text("Other")
     expect(card(page, second).locator("textarea")).to_have_value("kept")
     ctx.close()
@@ -166,7 +166,7 @@ def test_xss_payloads_in_every_field_never_execute(page, server):
     c = card(page, mid)
     c.get_by_role("textbox").first.fill(XSS + "other")  # Other's text
     c.locator("textarea").fill(XSS + "answer")
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer")).to_contain_text("answer")
     page.reload()
@@ -183,7 +183,7 @@ def test_card_fits_360px_in_dark_mode(browser, server):
     login(page, server)
     _cid, mid = open_with_card(page, server)
     c = card(page, mid)
-    expect(c.get_by_role("button", name="Submit answers")).to_be_visible()
+    expect(c.get_by_role("button", name="Send", exact=True)).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     background = page.evaluate("getComputedStyle(document.querySelector('.qcard')).backgroundColor")
     assert background != "rgb(255, 255, 255)"  # dark theme variables apply

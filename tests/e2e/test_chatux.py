@@ -219,7 +219,7 @@ ORDER = """() => Array.from(document.querySelectorAll('#messages > article')).ma
 def test_intake_answers_sit_right_after_their_question(page, server):
     _start_intake(page, server)
     page.locator('.ask[data-field="knee_side"]').get_by_role("button", name="Left knee").click()
-    expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_be_visible()
+    expect(page.locator('.ask[data-field="knee_side"][data-state="answered"]')).to_be_visible()
     expect(page.locator("#messages > article.msg-user")).to_have_count(1)
     order = [o for o in page.evaluate(ORDER) if o != "T"]
     assert order[:3] == ["Q:knee_side", "A:You Left knee", "Q:pain_level"] or (
@@ -249,7 +249,7 @@ def test_enter_on_an_option_moves_focus_to_the_next_question(page, server):
     cid = _start_intake(page, server)
     page.locator('.ask[data-field="knee_side"]').get_by_role("button", name="Left knee").focus()
     page.keyboard.press("Enter")
-    expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_be_visible()
+    expect(page.locator('.ask[data-field="knee_side"][data-state="answered"]')).to_be_visible()
     # (a locator, not wait_for_function: the page's CSP forbids eval)
     expect(page.locator('.ask[data-field="pain_level"]:focus-within')).to_have_count(1)
     # answering the last open question: focus follows to the next question when it arrives
@@ -288,12 +288,12 @@ def test_a_stale_tab_shows_the_accepted_answer_and_the_newer_messages(page, serv
     other = context.new_page()
     other.goto(f"{server.url}/conversations/{cid}/")
     other.locator(f"#msg-{mid} .qcard").get_by_label("Rome").check()
-    other.locator(f"#msg-{mid} .qcard").get_by_role("button", name="Submit answers").click()
+    other.locator(f"#msg-{mid} .qcard").get_by_role("button", name="Send", exact=True).click()
     expect(other.locator(f"#msg-{mid} .qcard")).to_have_attribute("data-card-mode", "answered")
     expect(other.locator("article.msg-assistant").last).to_contain_text("Echo", timeout=TIMEOUT)
     # the stale tab still offers the card; its submit is refused ...
     card.get_by_label("Paris").check()
-    card.get_by_role("button", name="Submit answers").click()
+    card.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator(f"#msg-{mid}").get_by_role("alert")).to_have_attribute(
         "data-error-code", "questionnaire_already_submitted"
     )
@@ -314,7 +314,7 @@ def test_a_stale_tab_refused_as_not_latest_loads_what_superseded_it(page, server
     post_assistant(server, cid, "A newer question came in")
     card = page.locator(f"#msg-{mid} .qcard")
     card.locator("textarea").fill("keep me")
-    card.get_by_role("button", name="Submit answers").click()
+    card.get_by_role("button", name="Send", exact=True).click()
     alert = page.locator(f"#msg-{mid} .qcard").get_by_role("alert")
     expect(alert).to_have_attribute("data-error-code", "questionnaire_not_latest")
     expect(page.locator(f"#msg-{mid} .qcard textarea")).to_have_value("keep me")
@@ -343,7 +343,7 @@ def test_free_text_answers_keep_their_line_breaks(page, server):
     page.reload()
     card = page.locator(f"#msg-{mid} .qcard")
     card.locator("textarea").fill("first line\nsecond line")
-    card.get_by_role("button", name="Submit answers").click()
+    card.get_by_role("button", name="Send", exact=True).click()
     answer = page.locator(".msg-user .qanswer dd").last
     expect(answer).to_have_text("first line\nsecond line", use_inner_text=True)
 

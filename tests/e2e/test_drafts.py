@@ -29,7 +29,7 @@ def test_a_card_draft_survives_a_reload_and_shows_in_another_tab(browser, page, 
     expect(card(other, mid).locator("textarea")).to_have_value("An aisle seat, please")
     other_ctx.close()
 
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered", timeout=15000)
     drafts = server.shell(
         "from questionnaires.drafts import CardDraft; print(CardDraft.objects.count())"

@@ -75,7 +75,7 @@ def test_submit_resumes_the_model_with_the_tool_result(page, server):
     card.get_by_label("City").check()
     card.get_by_label("Good food").check()
     card.get_by_label("Anything else I should know?").fill("In May")
-    card.get_by_role("button", name="Submit").click()
+    card.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator("section.iform-answered")).to_be_visible()
     expect(page.locator(".msg-user", has_text="Where would you like to go?: City")).to_be_visible()
     expect(page.locator(".msg-assistant", has_text="Thank you")).to_be_visible(timeout=15000)

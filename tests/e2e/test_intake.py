@@ -35,13 +35,13 @@ def test_knee_intake_end_to_end(page, server):
     expect(why).to_contain_text("Clinic intake guide (written for this app)")
     # click
     knee.get_by_role("button", name="Left knee").click()
-    expect(page.locator('.ask[data-field="knee_side"] .ask-answered')).to_contain_text("Left knee")
+    expect(page.locator('.ask[data-field="knee_side"] .is-chosen')).to_contain_text("Left knee")
     expect(page.locator('#state-panel [data-field="knee_side"]')).to_contain_text("100% sure")
     expect(why).to_have_attribute("open", "")  # still open after its widget refreshed
     # free text in the "other" entry, read as an option
     pain = _open_ask(page, "pain_level")
-    pain.get_by_label("Other answer").fill("only a little")
-    pain.get_by_label("Other answer").press("Enter")
+    pain.get_by_label("Or in your own words").fill("only a little")
+    pain.get_by_label("Or in your own words").press("Enter")
     expect(page.locator('#state-panel [data-field="pain_level"]')).to_contain_text("Mild pain")
     expect(page.locator('#state-panel [data-field="pain_level"]')).to_contain_text("only a little")
     # slider: keyboard moves it, the shown value follows
@@ -51,12 +51,12 @@ def test_knee_intake_end_to_end(page, server):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     expect(_open_ask(page, "pain_score").locator("output")).to_have_text("7")
-    _open_ask(page, "pain_score").get_by_role("button", name="Submit").click()
+    _open_ask(page, "pain_score").get_by_role("button", name="Send", exact=True).click()
     expect(page.locator('#state-panel [data-field="pain_score"]')).to_contain_text("7")
     # dropdown (6 options)
     duration = _open_ask(page, "duration")
     duration.locator("select").select_option("1_3m")
-    duration.get_by_role("button", name="Choose").click()
+    duration.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator('#state-panel [data-field="duration"]')).to_contain_text("1–3 months")
     # yes/no and skip
     _open_ask(page, "swelling").get_by_role("button", name="Skip").click()
@@ -73,7 +73,7 @@ def test_knee_intake_end_to_end(page, server):
     summary = page.locator(".msg-assistant", has_text="Here is what you told me")
     expect(summary).to_contain_text("Here is what you told me")
     expect(summary).to_contain_text("worse on stairs")
-    summary.get_by_role("button", name="Submit answers").click()
+    summary.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator(".msg-assistant", has_text="confirmed and recorded")).to_be_visible()
     expect(page.locator("#state-panel")).to_contain_text("Confirmed")
     assert page.dialogs == []
@@ -91,11 +91,9 @@ def test_panel_edit_and_second_tab_locks(browser, page, server):
     expect(_open_ask(other, "project_type")).to_be_visible()
     other.wait_for_timeout(300)
     _open_ask(page, "project_type").locator("select").select_option("website")
-    _open_ask(page, "project_type").get_by_role("button", name="Choose").click()
+    _open_ask(page, "project_type").get_by_role("button", name="Send", exact=True).click()
     # the other tab's widget locks and its panel updates live
-    expect(other.locator('.ask[data-field="project_type"] .ask-answered')).to_contain_text(
-        "Website"
-    )
+    expect(other.locator('.ask[data-field="project_type"] .is-chosen')).to_contain_text("Website")
     expect(other.locator('#state-panel [data-field="project_type"]')).to_contain_text("Website")
     # edit the slot from the panel
     row = page.locator('#state-panel [data-field="project_type"]')

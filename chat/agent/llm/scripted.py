@@ -4,7 +4,10 @@ A script is a list of *steps*, one per user message of the conversation; each st
 a list of *turns*, one per model call of that run (a tool step, a self-check repair and
 the final reply are separate turns). A turn has `text`, optional `tool_calls`
 (`name` + `arguments` — an object, or a string sent verbatim so scripts can send
-malformed JSON) and optional `error` (`code`, `message`) to simulate a backend failure.
+malformed JSON), optional `error` (`code`, `message`) to simulate a backend failure, and
+optional `when_result`: other texts for when the last tool result contains a phrase, read
+from the context like a real model would (`{contains: "No reservation", text: "…"}`: the
+reply never claims a success the tool did not have).
 
 ```yaml
 stream: {chunk_chars: 16, delay_seconds: 0}
@@ -48,6 +51,17 @@ class Turn:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     error: tuple[str, str] | None = None
+    when_result: tuple[tuple[str, str], ...] = ()  # (phrase in the last tool result, text)
+
+    def reading(self, messages: Sequence[Mapping[str, object]]) -> Turn:
+        """This turn as it answers the context: the first `when_result` whose phrase the
+        last tool result contains replaces the text."""
+        last = next((m for m in reversed(messages) if m.get("role") == "tool"), None)
+        content = str(last.get("content") or "") if last is not None else ""
+        for phrase, text in self.when_result:
+            if last is not None and phrase in content:
+                return Turn(text, self.tool_calls, self.error)
+        return self
 
 
 @dataclass(frozen=True)
@@ -82,7 +96,17 @@ def _turn(data: Any, where: str) -> Turn:
         calls.append(ToolCall(id=str(call.get("id") or ""), name=call["name"], arguments=raw))
     error = data.get("error")
     err = (str(error.get("code", "llm_error")), str(error.get("message", ""))) if error else None
-    return Turn(text=str(data.get("text") or ""), tool_calls=tuple(calls), error=err)
+    when = []
+    for n, alt in enumerate(data.get("when_result") or [], start=1):
+        if not isinstance(alt, Mapping) or not isinstance(alt.get("contains"), str):
+            raise ScriptError(f"{where}.when_result[{n}]: needs contains and text")
+        when.append((alt["contains"], str(alt.get("text") or "")))
+    return Turn(
+        text=str(data.get("text") or ""),
+        tool_calls=tuple(calls),
+        error=err,
+        when_result=tuple(when),
+    )
 
 
 def _step(data: Any, where: str) -> Step:
@@ -166,6 +190,7 @@ class ScriptedClient:
         index = self.start + self.calls
         self.calls += 1
         turn = self.turns[index] if index < len(self.turns) else Turn("(end of script)")
+        turn = turn.reading(messages)
         if turn.error:
             raise LLMError(*turn.error)
         for start in range(0, len(turn.text), self.chunk_chars):

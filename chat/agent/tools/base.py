@@ -100,6 +100,16 @@ class Tool:
     # Executed again by a resumed attempt even when it had started: the tool keeps its
     # own record per call id and picks up from it (MCP tools; chat.mcphost.calling).
     resumable: bool = False
+    # For people: what the tool does, as the chat shows it while it runs ("Reserve a
+    # table…"); MCP tools take their server's `title`. Empty: the name, as words.
+    title: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.title:
+            return self.title
+        words = self.name.rsplit("__", 1)[-1].replace("_", " ").replace("-", " ").strip()
+        return words[:1].upper() + words[1:] if words else self.name
 
     def schema(self) -> dict[str, JsonValue]:
         """The OpenAI `tools` entry."""

@@ -23,7 +23,11 @@ def page(client_in, external):
 @pytest.mark.parametrize(
     ("payload", "widget", "marker"),
     [
-        ({"options": _options(3)}, "buttons", 'class="btn ask-option" name="value" value="v2"'),
+        (
+            {"options": _options(3)},
+            "buttons",
+            'class="qcard-opt ask-option" name="value" value="v2"',
+        ),
         ({"options": _options(7)}, "dropdown", '<option value="v6">L6</option>'),
         ({"type": "scale", "min": 1, "max": 9, "min_label": "low"}, "slider", 'type="range"'),
         ({"type": "boolean"}, "boolean", 'name="value" value="false"'),
@@ -36,14 +40,30 @@ def test_widget_per_shape(page, make_ask, payload, widget, marker):
     assert f'data-widget="{widget}"' in html and marker in html
     assert 'value="skip"' in html  # Skip on every ask
     assert "<legend" in html
-    assert_inert(html[html.index('<div id="ask-') :], allow_forms=True)
+    assert_inert(html[html.index('<section id="ask-') :], allow_forms=True)
+
+
+def test_one_question_of_a_turn_is_open_at_a_time(client_in, external, page, make_ask):
+    """Two asks in one turn: the second waits, hidden, until the first is answered; its
+    refresh then brings it open (a tab that showed it queued gets it again)."""
+    first = make_ask({"question": "First?", "field": "a", "options": _options(2)})
+    second = make_ask({"question": "Second?", "field": "b", "options": _options(2)})
+    html = page()
+    assert f'id="ask-{second.pk}"' in html and 'data-state="waiting"' in html
+    assert html.count("<form") - html.count('id="composer"') >= 1
+    refresh = f"/conversations/{external.pk}/asks/{second.pk}?queued=1"
+    assert client_in.get(refresh, headers=HX).status_code == 204  # still waiting
+    client_in.post(f"/conversations/{external.pk}/asks/{first.pk}/answer", {"value": "v1"})
+    opened = client_in.get(refresh, headers=HX)
+    assert opened.status_code == 200 and 'data-state="open"' in opened.content.decode()
+    assert client_in.get(refresh.split("?")[0], headers=HX).status_code == 204
 
 
 def test_free_text_entry_unless_turned_off(page, make_ask):
     make_ask({"question": "Q?", "field": "f", "options": _options(2), "allow_free_text": False})
-    assert "Other answer" not in page()
-    make_ask({"question": "Q?", "field": "g", "options": _options(2)})  # offered by default
-    assert "Other answer" in page()
+    assert "Or in your own words" not in page()
+    make_ask({"question": "Q?", "field": "g", "options": _options(2)}, turn_id="turn_2")  # default
+    assert "Or in your own words" in page()
 
 
 def test_slider_shows_current_value(page, make_ask):
@@ -58,9 +78,11 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     response = client_in.post(url, {"action": "option", "value": "mild"}, headers=HX)
     assert response.status_code == 200
     widget, _sep, panel = response.content.decode().partition('<div id="state-panel-body"')
-    assert "Answered:" in widget and "轻微疼痛" in widget
+    # Folded to its question with an "Answered" chip; inside, the chosen option marked.
+    assert 'data-state="answered"' in widget and "<details" in widget
+    assert 'class="qcard-opt is-chosen"' in widget and "轻微疼痛" in widget
     # locked: the only form left is "Change answer" (issue 27), behind a disclosure
-    assert widget.count("<form") == 1 and "/change" in widget and "<details" in widget
+    assert widget.count("<form") == 1 and "/change" in widget
     # The state panel's body comes along out of band: this tab never misses the slot.
     assert 'hx-swap-oob="innerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
@@ -183,7 +205,7 @@ def test_open_ask_refresh_is_204_so_typed_text_survives(client_in, external, mak
     assert client_in.get(url, headers=HX).status_code == 204
     client_in.post(url + "/answer", {"action": "option", "value": "mild"}, headers=HX)
     response = client_in.get(url, headers=HX)
-    assert response.status_code == 200 and "Answered:" in response.content.decode()
+    assert response.status_code == 200 and 'data-state="answered"' in response.content.decode()
 
 
 def test_slot_edit_error_without_js_renders_the_page(client_in, external, make_ask):

@@ -29,7 +29,7 @@ def _url(row) -> str:
 
 def test_the_card_shows_the_server_message_and_every_input(client_in, conversation, pending):
     card = _card(_page(client_in, conversation), pending)
-    assert '<strong class="elic-server">demo</strong>' in card and "Who is coming?" in card
+    assert '<span class="qcard-source">demo · MCP</span>' in card and "Who is coming?" in card
     assert "Your name" in card and "As on the badge" in card  # title and description
     for kind in (
         'type="text"',
@@ -67,7 +67,7 @@ def test_submit_without_js_redirects_and_locks_with_the_answers(client_in, conve
     assert response.status_code == 302 and response["Location"].endswith(f"#elic-{pending.pk}")
     assert Elicitation.objects.get().status == "accepted"
     card = _card(_page(client_in, conversation), pending)
-    assert "Submitted" in card and "<dt>Your name</dt><dd>Ann</dd>" in card
+    assert "Answered" in card and "<dt>Your name</dt><dd>Ann</dd>" in card
     assert "<form" not in card
 
 

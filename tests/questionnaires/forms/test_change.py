@@ -92,6 +92,6 @@ def test_change_answer_over_htmx(client_in, conversation, pending):
     data = {"version": "1", "answer-color": "blue", "answer-name": "Bo"}
     assert client_in.post(url, data, headers=HTMX).status_code == 200
     stale = client_in.post(url, {**data, "answer-color": "red"}, headers=HTMX)
-    assert stale.status_code == 409 and "Form answered (changed)" in stale.content.decode()
+    assert stale.status_code == 409 and "Changed</span>" in stale.content.decode()
     bad = client_in.post(url, {**data, "version": "zz"}, headers=HTMX)
     assert bad.status_code == 400

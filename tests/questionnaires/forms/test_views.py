@@ -31,7 +31,7 @@ def test_the_card_renders_from_the_render_payload(client_in, conversation, pendi
     assert f'id="form-{form.ask_id}"' in html
     assert 'type="radio"' in html and 'type="checkbox"' in html
     assert 'placeholder="Ann"' in html
-    assert "Submit</button>" in html and "formnovalidate" in html
+    assert "Send</button>" in html and "formnovalidate" in html
     assert_inert(_card_html(html), allow_forms=True)
 
 
@@ -74,7 +74,7 @@ def test_submit_without_js_redirects_and_locks_the_card(client_in, conversation,
     assert form.answer["answers"] == {"color": "red", "extras": ["a", "b"], "name": ""}
     html = _page(client_in, conversation)
     assert "Form answered" in html and "iform-answered" in html
-    assert "Submit</button>" not in html
+    assert "Send</button>" not in html
 
 
 def test_submit_with_htmx_returns_the_locked_card(client_in, conversation, pending):

@@ -132,6 +132,8 @@ def test_invalid_block_shows_raw_text_and_a_calm_notice():
     html = render(MessageInput(id=3, role="assistant", content=content)).html
     assert 'class="qinvalid"' in html and "<pre><code>```questionnaire" in html
     assert 'class="qnotice"' in html and "<li>" in html
+    # One line for people; what went wrong and the raw text behind "Details".
+    assert "had trouble showing a question" in html and "<details" in html
     assert "qcard-alert" not in html
 
 

@@ -11,6 +11,7 @@ from questionnaires.protocol.elicitation_form import (
     answer_rows,
     field_views,
     form_read,
+    humanise,
     validate_content,
 )
 from questionnaires.protocol.elicitation_guards import secret_words
@@ -263,13 +264,21 @@ def test_answer_rows_read_like_the_card():
         yes="Yes",
         no="No",
     )
+    # Untitled fields and enum values read as words ("age" → "Age"); titles win.
     assert rows == (
         ("Your name", "Bob"),
-        ("age", "3"),
-        ("ok", "No"),
-        ("color", "Green"),
-        ("tags", "a, b"),
+        ("Age", "3"),
+        ("Ok", "No"),
+        ("Color", "Green"),
+        ("Tags", "A, B"),
     )
+
+
+def test_raw_names_and_enum_values_are_humanised_only_without_a_title():
+    assert humanise("outdoor_terrace") == "Outdoor terrace"
+    assert humanise("window-seat") == "Window seat"
+    assert humanise("iPhone") == "iPhone" and humanise("USB_C") == "USB_C"  # written for people
+    assert humanise("") == ""
 
 
 def test_every_code_has_both_languages():

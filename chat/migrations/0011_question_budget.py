@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0009_waits_and_mcp_calls'),
+        ('chat', '0010_user_preferences'),
     ]
 
     operations = [
