@@ -89,7 +89,8 @@ def test_protocol_tour(page, server):
     expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
-    expect(pause.get_by_role("radio", name="Continue")).to_be_checked()
+    # one option: the option is the button that sends the card
+    expect(pause.get_by_role("button", name="Continue")).to_be_visible()
     answer_card(page, qid)
 
     # 10: answering "Continue" resumes the work (and asks about defaults, skips, declines).

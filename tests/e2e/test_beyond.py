@@ -25,7 +25,7 @@ def test_keep_a_default_and_skip_a_question(page, server):
     cid, mid = open_with_card(page, server)
     c = card(page, mid)
     c.get_by_label("Skip this question").last.check()  # "Anything else?"
-    c.get_by_role("button", name="Submit answers").click()
+    c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(card(page, mid)).to_contain_text("Skipped")
     answer = page.locator(".msg-user .qanswer").last
@@ -46,13 +46,14 @@ def test_decline_a_card(page, server):
 
 def test_change_an_answer_in_two_tabs_at_once(browser, page, server):
     cid, mid = open_with_card(page, server)
-    card(page, mid).get_by_role("button", name="Submit answers").click()
+    card(page, mid).get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     other_ctx = browser.new_context(locale="en-US")
     other = other_ctx.new_page()
     login(other, server)
     other.goto(f"{server.url}/conversations/{cid}/")
-    for tab in (page, other):  # both reopen the card with the answer filled in
+    for tab in (page, other):  # both unfold the answered card and reopen it, answer filled in
+        card(tab, mid).locator("summary.qcard-head").click()
         card(tab, mid).get_by_role("link", name="Change answer").click()
         expect(card(tab, mid)).to_have_attribute("data-card-mode", "interactive")
         expect(card(tab, mid).get_by_label("Paris", exact=True)).to_be_checked()
@@ -78,6 +79,7 @@ def test_change_an_answer_in_two_tabs_at_once(browser, page, server):
     )
     assert out.strip().splitlines()[-1] == "[1, 2]"
     # the earlier answer is one click away
+    card(page, mid).locator("summary.qcard-head").click()
     card(page, mid).locator("summary", has_text="Earlier answer").click()
     expect(card(page, mid).locator(".qcard-earlier")).to_contain_text("Paris")
     other_ctx.close()
