@@ -22,11 +22,13 @@ from chat.core.models import (
     Event,
     Message,
     ModelUsage,
+    QuestionBudget,
     Run,
     RunAttempt,
     UsageByUser,
     Wait,
 )
+from chat.core.selectors import question_budget_limits
 from chat.core.services import api_token_create
 from chat.core.usage import usage_day
 from chat.edge.page import message_item
@@ -35,6 +37,7 @@ from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
 from questionnaires.asks.state import state_view
+from questionnaires.registry import questions_asked
 
 admin.site.site_header = _("Questionnaire chat · administration")
 admin.site.site_title = _("Questionnaire chat admin")
@@ -124,6 +127,7 @@ class ConversationAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
         "token_usage",
+        "question_budget",
         "consultation_state",
         "transcript",
     )
@@ -140,6 +144,23 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description=_("Token usage"))
     def token_usage(self, obj: Conversation) -> str:
         return _usage_table(ModelUsage.objects.filter(conversation_id=obj.pk))
+
+    @admin.display(description=_("Question budget used"))
+    def question_budget(self, obj: Conversation) -> str:
+        """Questions the agent asked here against its budget (issue 27)."""
+        per_turn, per_conversation, one_card = question_budget_limits(agent=obj.agent)
+        asked = questions_asked(conversation=obj)
+        limit = per_conversation if per_conversation is not None else "∞"
+        return format_html(
+            "<strong>{} / {}</strong> {}<br>{}: {} · {}: {}",
+            asked,
+            limit,
+            _("questions asked in this conversation"),
+            _("per turn"),
+            per_turn if per_turn is not None else "∞",
+            _("one open card at a time"),
+            _("yes") if one_card else _("no"),
+        )
 
     @admin.display(description=_("Messages"))
     def transcript(self, obj: Conversation) -> str:
@@ -200,6 +221,14 @@ class ConversationAdmin(admin.ModelAdmin):
             _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
             _("Intake"), intake_state(obj) or "—",
         )  # fmt: skip
+
+
+@admin.register(QuestionBudget)
+class QuestionBudgetAdmin(admin.ModelAdmin):
+    """Per-agent question budgets (issue 27); agents without a row use the settings'
+    QUESTION_BUDGET_* defaults. Self-check enforces them."""
+
+    list_display = ("agent", "per_turn", "per_conversation", "one_card")
 
 
 @admin.register(Message)

@@ -26,6 +26,16 @@ from django.utils.translation import gettext_lazy as _
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+def _optional_int(name: str) -> int | None:
+    """A non-negative integer setting, or None when unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"{name} must be a non-negative integer or empty")
+    return int(raw)
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None:
@@ -423,6 +433,12 @@ AGENT_REAP_INTERVAL = float(os.environ.get("AGENT_REAP_INTERVAL", "2"))
 # built is stored; only a replay older than a day loses the typing animation).
 EVENT_DELTA_MAX_AGE = int(os.environ.get("EVENT_DELTA_MAX_AGE", str(24 * 3600)))
 AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
+# The question budget (issue 27) of every agent without its own row in admin
+# ("Question budgets"): at most N questions per turn, M per conversation (empty: no
+# limit), and optionally one open card at a time. Self-check enforces it.
+QUESTION_BUDGET_PER_TURN = _optional_int("QUESTION_BUDGET_PER_TURN")
+QUESTION_BUDGET_PER_CONVERSATION = _optional_int("QUESTION_BUDGET_PER_CONVERSATION")
+QUESTION_BUDGET_ONE_CARD = os.environ.get("QUESTION_BUDGET_ONE_CARD", "0") == "1"
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")

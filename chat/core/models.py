@@ -391,3 +391,29 @@ class UserPreferences(models.Model):
 
     def __str__(self) -> str:
         return str(self.user)
+
+
+class QuestionBudget(models.Model):
+    """How much an agent may ask (issue 27), set in admin; self-check enforces it. An agent
+    without a row uses the settings' `QUESTION_BUDGET_*` defaults."""
+
+    agent = models.CharField(_("agent"), max_length=20, choices=AgentKind.choices, unique=True)
+    per_turn = models.PositiveSmallIntegerField(
+        _("questions per turn"), null=True, blank=True, help_text=_("Empty: no limit.")
+    )
+    per_conversation = models.PositiveIntegerField(
+        _("questions per conversation"), null=True, blank=True, help_text=_("Empty: no limit.")
+    )
+    one_card = models.BooleanField(
+        _("one open card at a time"),
+        default=False,
+        help_text=_("A reply may show at most one card (questionnaire, form or question)."),
+    )
+
+    class Meta:
+        verbose_name = _("question budget")
+        verbose_name_plural = _("question budgets")
+        ordering = ["agent"]
+
+    def __str__(self) -> str:
+        return str(self.get_agent_display())

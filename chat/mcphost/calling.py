@@ -308,7 +308,9 @@ def _responses(call: McpCall) -> types.InputResponses | None:
         outcome = settled.get(card)
         if outcome is None:
             return None
-        responses[key] = types.ElicitResult(action=outcome.action, content=outcome.content)
+        responses[key] = types.ElicitResult(
+            action=outcome.action, content=outcome.content, _meta=outcome.meta
+        )
     return responses
 
 

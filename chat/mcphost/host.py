@@ -207,7 +207,7 @@ class SessionHost:
             finally:
                 self.cards.pop(row.pk, None)
         if outcome.action == "accept":
-            return types.ElicitResult(action="accept", content=outcome.content)
+            return types.ElicitResult(action="accept", content=outcome.content, _meta=outcome.meta)
         return types.ElicitResult(action="decline" if outcome.action == "decline" else "cancel")
 
     async def complete(self, call: McpCall, session: str, elicitation_id: str) -> None:

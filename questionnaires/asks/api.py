@@ -21,7 +21,7 @@ from chat.edge.apibase import (
     errors,
 )
 from chat.edge.http import signed_in
-from questionnaires.asks import services
+from questionnaires.asks import selectors, services
 from questionnaires.asks.ask_requests import ask_post
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.protocol.jsontypes import JsonValue
@@ -70,7 +70,14 @@ class AnswerIn(RequestSchema):
     )
     raw_text: str | None = Field(None, description="What the person typed (free text).")
     text: str | None = Field(None, description="The same as `raw_text` (older clients).")
+    version: int | None = Field(
+        None,
+        ge=1,
+        description="Change an answered ask (issue 27): the id of the answer this one "
+        "replaces (409 `answer_stale` when it is no longer the latest).",
+    )
     field_codes: ClassVar[dict[str, str]] = {
+        "version": "answer_invalid",
         "type": "answer_type_invalid",
         "source": "answer_source_invalid",
         "field": "answer_field_required",
@@ -92,6 +99,10 @@ class AnswerOut(Schema):
     confidence: float | None
     turn_id: str
     message_id: int | None
+    provenance: str = Field(
+        description="How the answer came to be: `chosen`, `free_text`, `skipped`, `amended`."
+    )
+    amends: int | None = Field(description="The answer this one replaced, if any.")
 
 
 class AnswerRecorded(Schema):
@@ -134,12 +145,25 @@ def answers_view(
     request: HttpRequest, body: AnswerIn, conversation_id: ConversationId
 ) -> Status[Mapping[str, object]]:
     """201 with the state, `missing_slots` and `confidence`; 200 when the same answer
-    was already recorded; 409 `pending_interactive_form` while a form waits."""
+    was already recorded; 409 `pending_interactive_form` while a form waits. With
+    `version` (the id of the answer it replaces) it changes an answered ask (issue 27)."""
     conversation = chat_selectors.conversation_get_for_user(
         user=signed_in(request), conversation_id=conversation_id
     )
-    answer = body.model_dump(exclude_unset=True, mode="json")
-    row, created = services.ask_answer(conversation=conversation, answer=answer)
+    if body.version is not None:
+        ask = selectors.ask_find(conversation=conversation, turn_id=body.turn_id, field=body.field)
+        row = services.ask_answer_change(
+            conversation=conversation,
+            ask_message=ask,
+            version=body.version,
+            source=str(body.source),
+            value=body.value,
+            text=body.raw_text or body.text or "",
+        )
+        created = True
+    else:
+        answer = body.model_dump(exclude_unset=True, mode="json")
+        row, created = services.ask_answer(conversation=conversation, answer=answer)
     conversation.refresh_from_db(fields=["state"])
     state = state_of(conversation)
     body_out = {
@@ -164,4 +188,6 @@ def answer_json(row: StructuredAnswer) -> dict[str, JsonValue]:
         "confidence": row.confidence,
         "turn_id": row.turn_id,
         "message_id": row.user_message_id,
+        "provenance": services.PROVENANCE.get(row.source, ""),
+        "amends": row.amends_id,
     }

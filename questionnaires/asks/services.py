@@ -35,10 +35,21 @@ from questionnaires.drafts import draft_clear
 from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json
+from questionnaires.protocol.provenance import AMENDED, CHOSEN, FREE_TEXT, SKIPPED
 from questionnaires.registry import input_refuse_if_waiting
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
+
+
+# How each source of an answer reads as its provenance (issue 27; the words of the
+# questionnaire envelopes, `questionnaires.protocol.provenance`).
+PROVENANCE: dict[str, str] = {
+    Source.OPTION_CLICK: CHOSEN,
+    Source.FREE_TEXT: FREE_TEXT,
+    Source.SKIPPED: SKIPPED,
+    Source.EDIT: AMENDED,
+}
 
 
 def new_turn_id() -> str:
@@ -301,6 +312,7 @@ def _answer_write(
         "display_text": resolved.display_text if resolved else "",
         "source": source,
         "turn_id": turn_id,
+        "provenance": PROVENANCE[source],
     }
     if resolved is not None and resolved.raw_text:
         envelope["raw_text"] = resolved.raw_text
@@ -341,6 +353,7 @@ def _record(
     source: str,
     resolved: Resolved | None,
     raw_text: str = "",
+    amends: StructuredAnswer | None = None,
 ) -> StructuredAnswer:
     """Store one answer (a skip when `resolved` is None) and write it into the state."""
     row = StructuredAnswer.objects.create(
@@ -353,6 +366,7 @@ def _record(
         raw_text=resolved.raw_text if resolved else raw_text,
         source=source,
         confidence=resolved.confidence if resolved else 0.0,
+        amends=amends,
     )
     _state_write(conversation, row, resolved)
     return row
@@ -362,6 +376,15 @@ def _state_write(
     conversation: Conversation, row: StructuredAnswer, resolved: Resolved | None
 ) -> None:
     with state_patched(conversation, field=row.field, source=row.source) as patch:
+        patch.history_add(
+            row.field,
+            {
+                "value": resolved.value if resolved else None,
+                "display": resolved.display_text if resolved else "",
+                "source": row.source,
+                "provenance": PROVENANCE[row.source],
+            },
+        )
         if resolved is None:
             patch.list_add("skipped_slots", row.field)
         else:
@@ -385,6 +408,96 @@ def _state_write(
                 "source": row.source,
             },
         )
+
+
+def ask_answer_change(
+    *,
+    conversation: Conversation,
+    ask_message: Message,
+    version: int,
+    source: str,
+    value: object,
+    text: str = "",
+) -> StructuredAnswer:
+    """Change an answered ask ("Change answer", issue 27): a new answer with source
+    `user_edit` that amends answer `version` (the id of the answer the person saw), posted as
+    the next user message (`provenance: amended`, `amends` = the earlier message) and
+    written into the state with its history. Exactly once per version: a change of an answer
+    that was changed meanwhile (another tab) is 409 `questionnaire_version_stale`."""
+    input_refuse_if_waiting(conversation=conversation)
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
+    if source not in (Source.OPTION_CLICK, Source.FREE_TEXT):
+        raise ChatError("answer_source_invalid", _("Choose an option or type your answer."))
+    resolved = answer_resolve(ask, source=source, value=value, text=text)
+    with transaction.atomic():
+        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
+        latest = selectors.answer_for_ask(ask_message=ask_message)
+        if latest is None:
+            raise ChatError(
+                "questionnaire_not_answered",
+                _("This question has no answer to change yet."),
+                status=409,
+            )
+        if latest.pk != version:
+            raise _ask_stale()
+        if resolved is None or resolved.value == latest.value:
+            raise ChatError(
+                "answer_unchanged",
+                _("Nothing changed: choose another answer, or keep the one you sent."),
+            )
+        try:
+            with transaction.atomic():
+                row = _record(
+                    conversation,
+                    ask_message=ask_message,
+                    turn_id=latest.turn_id,
+                    field=latest.field,
+                    source=Source.EDIT,
+                    resolved=resolved,
+                    raw_text=text.strip(),
+                    amends=latest,
+                )
+        except IntegrityError:
+            raise _ask_stale() from None
+        envelope: StructuredAnswerEnvelope = {
+            "type": "structured_answer",
+            "field": row.field,
+            "value": row.value,
+            "display_text": row.display_text,
+            "source": Source.EDIT,
+            "turn_id": row.turn_id,
+            "provenance": AMENDED,
+        }
+        if latest.user_message_id is not None:
+            envelope["amends"] = latest.user_message_id
+        if row.raw_text:
+            envelope["raw_text"] = row.raw_text
+        was = latest.display_text if latest.value is not None else _("skipped")
+        now = row.display_text
+        message = answer_post(
+            conversation=conversation,
+            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+            display_content=_("Changed my answer: %(question)s %(now)s (was: %(was)s)")
+            % {"question": ask.get("question", ""), "now": now, "was": was},
+            metadata={"structured_answer": envelope},
+            lock_event={
+                "kind": "ask",
+                "message_id": ask_message.pk,
+                "field": row.field,
+                "version": row.pk,
+            },
+        )
+        StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        row.user_message = message
+    return row
+
+
+def _ask_stale() -> ChatError:
+    return ChatError(
+        "questionnaire_version_stale",
+        _("This answer was changed meanwhile, maybe in another tab. Here is the latest one."),
+        status=409,
+    )
 
 
 def slot_edit(

@@ -17,6 +17,11 @@ urlpatterns = [
         views.ask_answer_view,
         name="ask_answer",
     ),
+    path(
+        "conversations/<id:conversation_id>/asks/<id:message_id>/change",
+        views.ask_change_view,
+        name="ask_change",
+    ),
     path("conversations/<id:conversation_id>/state", views.state_fragment_view, name="state"),
     path(
         "conversations/<id:conversation_id>/state/<str:field>",

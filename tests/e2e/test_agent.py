@@ -32,7 +32,7 @@ def answer_card(page, previous_id: str | None) -> str:
     expect(card).to_be_visible(timeout=TIMEOUT)
     qid = card.get_attribute("data-questionnaire-id")
     assert qid
-    card.locator("button[type=submit]").click()
+    card.locator("button[type=submit]:not([value=decline])").click()
     expect(page.locator(f'section[data-questionnaire-id="{qid}"]')).to_have_attribute(
         "data-card-mode", "answered", timeout=TIMEOUT
     )
@@ -97,7 +97,7 @@ def test_protocol_tour(page, server):
     expect(pause.get_by_role("button", name="Continue")).to_be_visible()
     answer_card(page, qid)
 
-    # 10: answering "Continue" resumes the work.
+    # 10: answering "Continue" resumes the work (and asks about defaults, skips, declines).
     expect(page.locator("#messages")).to_contain_text("Resumed", timeout=TIMEOUT)
     expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
     runs = server.shell(
@@ -107,7 +107,7 @@ def test_protocol_tour(page, server):
     )
     assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 8 + [
         "max_iterations",
-        "completed",
+        "awaiting_user_input",
     ]
 
 

@@ -101,13 +101,16 @@ def test_keyboard_only(page, server):
     page.keyboard.press("ArrowDown")  # native radio group: arrows move the choice
     expect(c.get_by_label("Rome")).to_be_checked()
     page.keyboard.press("Tab")  # -> Other's text box (radio group is one tab stop)
+    page.keyboard.press("Tab")  # -> Skip this question
     page.keyboard.press("Tab")  # -> Train
     page.keyboard.press("Tab")  # -> Plane
     page.keyboard.press("Space")
     expect(c.get_by_label("Plane")).to_be_checked()
-    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # -> Car
+    page.keyboard.press("Tab")  # -> Skip this question
     page.keyboard.press("Tab")  # -> textarea
     page.keyboard.type("by keyboard")
+    page.keyboard.press("Tab")  # -> Skip this question
     page.keyboard.press("Tab")  # -> submit
     expect(c.get_by_role("button", name="Send", exact=True)).to_be_focused()
     page.keyboard.press("Enter")

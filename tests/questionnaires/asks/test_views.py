@@ -80,9 +80,9 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     widget, _sep, panel = response.content.decode().partition('<div id="state-panel-body"')
     # Folded to its question with an "Answered" chip; inside, the chosen option marked.
     assert 'data-state="answered"' in widget and "<details" in widget
-    assert (
-        'class="qcard-opt is-chosen"' in widget and "轻微疼痛" in widget and "<form" not in widget
-    )
+    assert 'class="qcard-opt is-chosen"' in widget and "轻微疼痛" in widget
+    # locked: the only form left is "Change answer" (issue 27), behind a disclosure
+    assert widget.count("<form") == 1 and "/change" in widget
     # The state panel's body comes along out of band: this tab never misses the slot.
     assert 'hx-swap-oob="innerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
