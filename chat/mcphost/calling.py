@@ -56,9 +56,13 @@ def endpoint(server: McpServer) -> client.Endpoint:
     return client.Endpoint(name=server.name, url=server.url, headers=server.request_headers())
 
 
+# A tool call's arguments and result: JSON objects (MCP's own types are loose too).
+JsonObject = dict[str, Any]
+
+
 def call_execute(
-    server: McpServer, remote: str, arguments: dict[str, Any], context: ToolContext
-) -> dict[str, Any]:
+    server: McpServer, remote: str, arguments: JsonObject, context: ToolContext
+) -> JsonObject:
     """Execute (or pick up) the call `context.call_id`; always a result for the model,
     or `ToolSuspended` while it waits for a person or the session host.
 
@@ -87,8 +91,8 @@ def call_execute(
 
 
 def _call_execute(
-    server: McpServer, remote: str, arguments: dict[str, Any], context: ToolContext
-) -> dict[str, Any]:
+    server: McpServer, remote: str, arguments: JsonObject, context: ToolContext
+) -> JsonObject:
     run_id = context.extra.get("run_id")
     if not isinstance(run_id, int) or not context.call_id:
         return _without_run(server, remote, arguments)
@@ -114,7 +118,7 @@ def _call_execute(
     return dict(call.result or {})
 
 
-def call_finished(context: ToolContext) -> dict[str, Any] | None:
+def call_finished(context: ToolContext) -> JsonObject | None:
     """The stored result of the call `context.call_id` of this run, if it has one."""
     run_id = context.extra.get("run_id")
     if not isinstance(run_id, int):
@@ -126,7 +130,7 @@ def call_finished(context: ToolContext) -> dict[str, Any] | None:
     return dict(result) if isinstance(result, dict) else None
 
 
-def _without_run(server: McpServer, remote: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _without_run(server: McpServer, remote: str, arguments: JsonObject) -> JsonObject:
     """A call outside a run (nothing to suspend, no one to ask): one connection; a
     server that asks is told the chat can't."""
     try:
