@@ -25,7 +25,8 @@ from typing import Any
 from pygments.lexer import Lexer, RegexLexer
 from pygments.lexers.c_cpp import CLexer, CppLexer
 from pygments.lexers.dotnet import CSharpLexer
-from pygments.lexers.jvm import JavaLexer
+from pygments.lexers.jvm import JavaLexer, ScalaLexer
+from pygments.lexers.python import PythonLexer
 
 # C family (CLexer, CppLexer): the leading whitespace before a `#` directive stays on its
 # line (blank lines are the `\n` rule's), and the function rules' parts can't share
@@ -105,6 +106,26 @@ _JAVA_FIXES = {
 }
 
 
+# Scala: a string's characters are taken once (`\\\\` or two `[^"]`: exponential on an
+# unclosed string of backslashes).
+_SCALA_FIXES = {
+    # an operator followed by spaces, from the start of a run of operator characters only
+    # (from each of them it scanned the rest of the run)
+    rf"({ScalaLexer.opchar}{{2,}})(\s+)": (
+        rf"(?<!{ScalaLexer.opchar})({ScalaLexer.opchar}{{2,}}+)(\s+)"
+    ),
+    r'"(\\\\|\\"|[^"])*"': r'"(\\\\|\\"|[^"])*+"',
+    r'raw"(\\\\|\\"|[^"])*"': r'raw"(\\\\|\\"|[^"])*+"',
+}
+
+# Python: a docstring's indentation stays on its line (blank lines before it are the
+# `\n` rule's).
+_PYTHON_FIXES = {
+    r'^(\s*)([rRuUbB]{,2})("""[\s\S]*?""")': r'^([^\S\n]*+)([rRuUbB]{,2})("""[\s\S]*?""")',
+    r"^(\s*)([rRuUbB]{,2})('''[\s\S]*?''')": (r"^([^\S\n]*+)([rRuUbB]{,2})('''[\s\S]*?''')"),
+}
+
+
 def _rewritten(states: dict[str, list[Any]], fixes: dict[str, str]) -> dict[str, list[Any]]:
     """Token rules ``states`` with the regexes in ``fixes`` replaced; raises if one of
     them is not there."""
@@ -145,6 +166,8 @@ BOUNDED: dict[str, type[RegexLexer]] = {
     "CLexer": _bounded(CLexer, _rewritten(CLexer.get_tokendefs(), _c_family_fixes(CLexer))),
     "CppLexer": _bounded(CppLexer, _rewritten(CppLexer.get_tokendefs(), _c_family_fixes(CppLexer))),
     "CSharpLexer": _bounded(CSharpLexer, _C_SHARP_TOKENS),
+    "PythonLexer": _bounded(PythonLexer, _rewritten(PythonLexer.get_tokendefs(), _PYTHON_FIXES)),
+    "ScalaLexer": _bounded(ScalaLexer, _rewritten(ScalaLexer.get_tokendefs(), _SCALA_FIXES)),
     "JavaLexer": _bounded(JavaLexer, _rewritten(JavaLexer.get_tokendefs(), _JAVA_FIXES)),
 }
 """Original lexer class name → its bounded subclass."""

@@ -17,8 +17,8 @@ from chat.highlight import (
     COSTS_FILE,
     HIGHLIGHT_MAX_CHARS,
     SIZES,
-    bounded_lexer,
     highlight_html,
+    lexer_for,
     worst_seconds,
 )
 from chat.lexers import BOUNDED
@@ -30,6 +30,8 @@ LANGUAGES = {  # fence language → a realistic sample
     "cpp": "sample.cpp",
     "csharp": "sample.cs",
     "java": "Sample.java",
+    "python": "sample.py",
+    "scala": "sample.scala",
 }
 
 
@@ -45,18 +47,21 @@ def _tokens(lexer: Lexer, code: str) -> list[tuple[object, str]]:
 def test_well_formed_code_gets_the_original_tokens(lang, sample):
     code = (SAMPLES / sample).read_text(encoding="utf-8")
     original = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
-    bounded = bounded_lexer(lang)
-    assert bounded is not None and type(bounded) is BOUNDED[type(original).__name__]
+    bounded = lexer_for(lang)
+    assert type(bounded) is BOUNDED[type(original).__name__]
     assert _tokens(bounded, code) == _tokens(original, code)
 
 
-@pytest.mark.parametrize("lang", ["c", "cpp", "c++", "csharp", "c#", "java"])
-def test_common_languages_are_highlighted(lang):
-    sample = (SAMPLES / LANGUAGES[lang.replace("++", "pp").replace("#", "sharp")]).read_text()
-    html = markdown_to_html(f"```{lang}\n{sample}```")
-    code = html.split('<pre class="highlight">', 1)[1]
-    assert '<span class="k' in code and '<span class="nf">' in code  # keywords, functions
-    assert '<span class="c' in code  # comments
+@pytest.mark.parametrize(
+    ("lang", "sample"),
+    [("c++", "cpp"), ("c#", "csharp"), ("py", "python"), *((lang, lang) for lang in LANGUAGES)],
+)
+def test_common_languages_are_highlighted(lang, sample):
+    code = (SAMPLES / LANGUAGES[sample]).read_text(encoding="utf-8")
+    html = markdown_to_html(f"```{lang}\n{code}```")
+    block = html.split('<pre class="highlight">', 1)[1]
+    assert '<span class="k' in block and '<span class="nf">' in block  # keywords, functions
+    assert '<span class="c' in block  # comments
 
 
 def test_every_bounded_lexer_has_a_bounded_cost_curve():
@@ -80,6 +85,11 @@ FORMER_WORST = [  # the original's worst shapes in lexer_costs.json (and the nex
     ("CSharpLexer", "'(' + '/'*n"),
     ("JavaLexer", "'a = ' + '\\n'*n"),
     ("JavaLexer", "'x '*n"),
+    ("ScalaLexer", "'\"' + '%'*n"),
+    ("ScalaLexer", "'\"' + '\\\\'*n"),
+    ("ScalaLexer", "'a = ' + '?'*n"),
+    ("PythonLexer", "' \\n'*n"),
+    ("PythonLexer", "'\\t\\n'*n"),
 ]
 
 
