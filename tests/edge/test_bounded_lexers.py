@@ -30,7 +30,7 @@ LANGUAGES = {  # fence language → a realistic sample
     "cpp": "sample.cpp",
     "csharp": "sample.cs",
     "java": "Sample.java",
-    "python": "sample.py",
+    "python": "sample.py.txt",  # not .py: ruff would reformat it
     "scala": "sample.scala",
 }
 
