@@ -24,8 +24,10 @@ from typing import Any
 
 from pygments.lexer import Lexer, RegexLexer
 from pygments.lexers.c_cpp import CLexer, CppLexer
+from pygments.lexers.c_like import ArduinoLexer, CudaLexer
 from pygments.lexers.dotnet import CSharpLexer
 from pygments.lexers.jvm import JavaLexer, ScalaLexer
+from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer
 from pygments.lexers.python import PythonLexer
 
 # C family (CLexer, CppLexer): the leading whitespace before a `#` directive stays on its
@@ -162,9 +164,17 @@ _C_SHARP_TOKENS: dict[str, Any] = {
     level: _rewritten(CSharpLexer.tokens[level], _csharp_fixes(ident))
     for level, ident in CSharpLexer.levels.items()
 }
+
+
+def _c_family(base: type[RegexLexer]) -> type[RegexLexer]:
+    return _bounded(base, _rewritten(base.get_tokendefs(), _c_family_fixes(base)))
+
+
 BOUNDED: dict[str, type[RegexLexer]] = {
-    "CLexer": _bounded(CLexer, _rewritten(CLexer.get_tokendefs(), _c_family_fixes(CLexer))),
-    "CppLexer": _bounded(CppLexer, _rewritten(CppLexer.get_tokendefs(), _c_family_fixes(CppLexer))),
+    **{
+        lexer.__name__: _c_family(lexer)
+        for lexer in (CLexer, CppLexer, ObjectiveCLexer, ObjectiveCppLexer, ArduinoLexer, CudaLexer)
+    },
     "CSharpLexer": _bounded(CSharpLexer, _C_SHARP_TOKENS),
     "PythonLexer": _bounded(PythonLexer, _rewritten(PythonLexer.get_tokendefs(), _PYTHON_FIXES)),
     "ScalaLexer": _bounded(ScalaLexer, _rewritten(ScalaLexer.get_tokendefs(), _SCALA_FIXES)),

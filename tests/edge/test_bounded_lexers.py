@@ -32,6 +32,10 @@ LANGUAGES = {  # fence language → a realistic sample
     "java": "Sample.java",
     "python": "sample.py.txt",  # not .py: ruff would reformat it
     "scala": "sample.scala",
+    "objective-c": "sample.c",  # C and C++ are these languages' subsets
+    "objective-c++": "sample.cpp",
+    "arduino": "sample.cpp",
+    "cuda": "sample.cpp",
 }
 
 
