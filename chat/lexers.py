@@ -1,21 +1,25 @@
 """Bounded variants of common Pygments lexers whose rules backtrack badly on hostile text.
 
-`bench.lexer_fuzz` found no bound for C, C++ and C# (issue 22): a few of their rules
-have quantifiers that can share the same characters — C's function-definition rule
-``ident([&*\\s])+`` followed by ``\\s*(comment\\s*)*``, so a run of blank lines is split
-between the two in every possible way — or scan every following line from each line
-start (``^\\s*…#``, C#'s ``^([ \\t]*)((ident\\s+)+?)ident\\s*\\(``). Such a language was
-always shown as plain code.
+`bench.lexer_fuzz` found no bound, or a small one, for C, C++, C#, Java, Scala and
+Python (issue 22). A few of their rules have quantifiers that can share the same
+characters — C's function-definition rule ``ident([&*\\s])+`` followed by
+``\\s*(comment\\s*)*`` splits a run of blank lines between the two in every possible way,
+Scala's string ``"(\\\\\\\\|\\\\"|[^"])*"`` is exponential on backslashes — or scan the rest of
+the text from every line start or every character (``^\\s*…#``, C#'s and Java's method
+names over any number of lines, an unclosed ``//``/``/*`` comment looked for from each
+``/``). Such a language was always (or past ~1,500-2,900 characters) shown as plain code.
 
 Each bounded lexer here is a subclass of the original whose token rules are the
 original's, except for a few regular expressions replaced by equivalents that can't
-backtrack (possessive quantifiers ``*+``/``++`` and atomic groups, Python 3.11) or that
-stay on one line (``[^\\S\\n]`` for ``\\s``): well-formed code gets the same tokens
-(`tests/edge/test_bounded_lexers.py` compares the token streams on real code), a
-hostile block costs a bounded time. `bounded_class` is what `chat.highlight` highlights
-a fence with, and `bench.lexer_fuzz` measures; `lexer_costs.json` names these classes.
-A replaced rule that no longer exists in the original (a Pygments upgrade) raises at
-import, so a change can't silently bring the old rule back.
+backtrack (possessive quantifiers ``*+``/``++``, Python 3.11), that stay on one line
+(``[^\\S\\n]`` for ``\\s``), that start only at the start of a run (a lookbehind) or
+that let a comment open at the end of the text run to it. Well-formed code gets the same
+tokens (`tests/edge/test_bounded_lexers.py` compares the token streams on real code);
+what differs is rare layout (a return type on the line before a method's name, an
+attribute split over lines) and broken code. `bounded_class` is what `chat.highlight`
+highlights a fence with and `bench.lexer_fuzz` measures; `lexer_costs.json` names these
+classes (``BoundedCLexer``). A replaced rule that no longer exists in the original (a
+Pygments upgrade) raises at import, so a change can't silently bring the old rule back.
 """
 
 from __future__ import annotations
