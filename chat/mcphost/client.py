@@ -192,7 +192,8 @@ class HttpClients:
     Every pending call still holds its own two connections (the `tools/call` POST's SSE
     response and the session's GET stream), so the pool has no connection limit; idle
     connections are kept a few seconds (`IDLE_KEPT`, `IDLE_SECONDS`). The SDK session of
-    each call stays its own (`mcp-session-id` is per call). `aclose()` when the loop ends.
+    each call stays its own (`mcp-session-id` is per call); cookies a server sets are
+    shared by its calls, as a browser would. `aclose()` when the loop ends.
     """
 
     IDLE_KEPT = 20
