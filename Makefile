@@ -66,6 +66,10 @@ test: $(STAMP) lint $(TS_SERVER)/node_modules/.installed
 # web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).
 # Needs DATABASE_URL and REDIS_URL (see README).
 WORKERS ?= 2
+# Every process's metrics in one place (prometheus-client's multiprocess mode); `serve`
+# empties it of an earlier start's files.
+PROMETHEUS_MULTIPROC_DIR ?= $(CURDIR)/.metrics
+serve: export PROMETHEUS_MULTIPROC_DIR := $(PROMETHEUS_MULTIPROC_DIR)
 serve: $(RUN_STAMP)
 	$(PY) manage.py migrate --noinput
 	STATIC_MANIFEST=1 $(PY) manage.py collectstatic --noinput -v0

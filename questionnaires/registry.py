@@ -37,9 +37,8 @@ from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
-from questionnaires.chrome import CardChrome, CardState
-
-__all__ = ["CardChrome", "CardState"]  # the card frame's view model, for kinds
+from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
+from questionnaires.chrome import CardState as CardState
 
 logger = logging.getLogger(__name__)
 
@@ -168,9 +167,13 @@ class Kind:
     model_sees: bool = True
     model_text: Callable[[Message], str | None] | None = None
     answer_summary: Callable[[Message], AnswerSummary | None] | None = None
+    # The question budget (issue 27): how many questions the agent asked in a conversation
+    # with this kind (None: its questions are not the agent's to budget, e.g. an MCP server's).
+    questions_asked: Callable[[Conversation], int] | None = None
     panel: Callable[[Conversation], Panel | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
-    # `api_urlpatterns` (namespace "api"); static files the page loads (.js or .css).
+    # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
+    # loads (.js or .css).
     urls: str = ""
     static: tuple[str, ...] = ()
 
@@ -257,6 +260,11 @@ def cards_for(
         for message_id, views in presented.items():
             found.setdefault(message_id, []).extend(Card(kind.name, v) for v in views)
     return {message_id: tuple(cards) for message_id, cards in found.items()}
+
+
+def questions_asked(*, conversation: Conversation) -> int:
+    """Every question the agent asked in `conversation`, over every kind (its budget)."""
+    return sum(k.questions_asked(conversation) for k in kinds() if k.questions_asked is not None)
 
 
 # --- the rule across kinds ---------------------------------------------------------------

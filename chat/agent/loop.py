@@ -18,6 +18,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from questionnaires.protocol import QuestionnaireSegment, parse_message, self_check
+from questionnaires.protocol.budget import QuestionBudget, call_questions
 from questionnaires.protocol.jsontypes import JsonValue
 
 from .events import (
@@ -49,6 +50,8 @@ class LoopConfig:
     # This many consecutive tool steps with identical calls count as a loop.
     loop_repeat_limit: int = 3
     tool_extra: dict[str, object] = field(default_factory=dict)
+    # The agent's question budget (issue 27), checked by self-check; None: unlimited.
+    budget: QuestionBudget | None = None
     # Where the turn starts: a fresh turn, or the persisted state of an interrupted one.
     start: LoopState = field(default_factory=LoopState)
 
@@ -255,9 +258,16 @@ class _Loop:
         failed text and its calls stay in the model's context only, each call answered
         "not run" (a chat-completions history needs a result for every call).
         """
-        if not content.strip():
+        tool_cards = [call_questions(c.name, c.arguments) for c in calls]
+        if not content.strip() and not (self.config.budget and any(tool_cards)):
             return "reply"
-        check = self_check(content, lang=self.config.lang, required_names=self.required_names)
+        check = self_check(
+            content,
+            lang=self.config.lang,
+            required_names=self.required_names,
+            budget=self.config.budget,
+            tool_cards=tool_cards,
+        )
         if check.passed:
             self.required_names = frozenset()
             return "reply"

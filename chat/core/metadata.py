@@ -35,6 +35,10 @@ class StructuredAnswerEnvelope(TypedDict):
     turn_id: str
     raw_text: NotRequired[str]
     confidence: NotRequired[float]
+    # issue 27 (additive): how the answer came to be (chosen | free_text | skipped |
+    # amended), and for a change the id of the user message whose answer it replaces
+    provenance: NotRequired[str]
+    amends: NotRequired[int]
 
 
 class FormAnswerMark(TypedDict):
@@ -103,6 +107,7 @@ class ConversationState(TypedDict, total=False):
     raw_text: dict[str, str]
     display: dict[str, str]
     skipped_slots: list[str]
+    history: dict[str, list[Json]]
     # the intake agent
     intake: IntakeState
     # the scripted agent: which script the tour plays (set in admin)

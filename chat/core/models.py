@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import models
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -146,6 +147,9 @@ class Run(models.Model):
     # queued well after that lost its hand-off (the process died in between, the broker
     # restarted) and is handed off again by the reaper (chat.runs.heartbeat).
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # The id of the request that asked for the run (logs: chat.obs.logs), for its log
+    # lines wherever and however often it is taken.
+    request_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -246,6 +250,9 @@ class Wait(models.Model):
     tool_call_id = models.CharField(max_length=200, blank=True)
     resumes_run = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=WaitStatus.choices, default=WaitStatus.OPEN)
+    # The span that opened it (W3C traceparent, only while tracing is on): the wait's own
+    # span is recorded under it when the wait closes (chat.obs.tracing.span_record).
+    trace_context = models.CharField(max_length=100, blank=True)
     deadline = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -313,6 +320,59 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
+class ModelUsage(models.Model):
+    """Tokens one run took from one model on one day (UTC): the endpoint's count, or an
+    estimate (`estimated`: an offline agent, an endpoint that reports none).
+
+    Rows outlive their conversation and run (deleting a chat must not reset a person's
+    daily budget); `cost` is priced when written, from `settings.MODEL_COSTS` (empty
+    when the model has no price)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_usage"
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage"
+    )
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage"
+    )
+    model = models.CharField(max_length=200)
+    day = models.DateField()
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = _("model usage")
+        verbose_name_plural = _("model usage")
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "day"], name="usage_run_model_day")
+        ]
+        indexes = [models.Index(fields=["user", "day"], name="usage_user_day")]
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.day}: {self.total_tokens} tokens"
+
+
+class UsageByUser(User):
+    """People as admin's token-usage page lists them (totals per user; no table)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("token usage by user")
+        verbose_name_plural = _("token usage by user")
+
+
 class UserPreferences(models.Model):
     """A person's settings of the chat, one row per user (made on first change).
 
@@ -331,3 +391,29 @@ class UserPreferences(models.Model):
 
     def __str__(self) -> str:
         return str(self.user)
+
+
+class QuestionBudget(models.Model):
+    """How much an agent may ask (issue 27), set in admin; self-check enforces it. An agent
+    without a row uses the settings' `QUESTION_BUDGET_*` defaults."""
+
+    agent = models.CharField(_("agent"), max_length=20, choices=AgentKind.choices, unique=True)
+    per_turn = models.PositiveSmallIntegerField(
+        _("questions per turn"), null=True, blank=True, help_text=_("Empty: no limit.")
+    )
+    per_conversation = models.PositiveIntegerField(
+        _("questions per conversation"), null=True, blank=True, help_text=_("Empty: no limit.")
+    )
+    one_card = models.BooleanField(
+        _("one open card at a time"),
+        default=False,
+        help_text=_("A reply may show at most one card (questionnaire, form or question)."),
+    )
+
+    class Meta:
+        verbose_name = _("question budget")
+        verbose_name_plural = _("question budgets")
+        ordering = ["agent"]
+
+    def __str__(self) -> str:
+        return str(self.get_agent_display())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
@@ -12,7 +13,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chat.core.errors import NotFound
 from chat.core.identity import RunIdentity
-from chat.core.models import Conversation, Message, Role, Run, RunStatus
+from chat.core.models import Conversation, Message, QuestionBudget, Role, Run, RunStatus
 
 
 def conversation_list_for_user(*, user: User) -> QuerySet[Conversation]:
@@ -139,3 +140,16 @@ def tool_results(*, conversation_id: int, call_ids: Iterable[str]) -> dict[str, 
     for call_id, content in rows:
         found.setdefault(call_id, content)
     return found
+
+
+def question_budget_limits(*, agent: str) -> tuple[int | None, int | None, bool]:
+    """An agent's question budget (issue 27): `(per turn, per conversation, one card)`,
+    from its admin row, else the settings' defaults."""
+    row = QuestionBudget.objects.filter(agent=agent).first()
+    if row is not None:
+        return row.per_turn, row.per_conversation, row.one_card
+    return (
+        settings.QUESTION_BUDGET_PER_TURN,
+        settings.QUESTION_BUDGET_PER_CONVERSATION,
+        settings.QUESTION_BUDGET_ONE_CARD,
+    )

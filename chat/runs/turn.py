@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -41,11 +42,14 @@ from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
 from chat.core.metadata import state_of
-from chat.core.models import Event, Message, Role, Run, WaitKind
+from chat.core.models import Conversation, Event, Message, Role, Run, WaitKind
+from chat.core.selectors import question_budget_limits
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
+from chat.obs import metrics
 from chat.runs.errors import RunFailed
+from chat.runs.metered import MeteredClient
 from chat.runs.resume import (
     AttemptSuperseded,
     DeltaMerger,
@@ -56,10 +60,14 @@ from chat.runs.resume import (
     resume_load,
     stop_json,
 )
+from questionnaires.protocol.budget import QuestionBudget, budget_prompt
+from questionnaires.registry import questions_asked
 
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
 DELTA_FLUSH_SECONDS = 0.05
+# The offline tour's "model" in usage rows and metrics (its tokens are estimates).
+SCRIPTED_MODEL = "scripted"
 CANCEL_POLL_SECONDS = 0.2
 
 
@@ -240,6 +248,9 @@ class RunSink:
             event.state,
             stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
         )
+        if event.kind == "self_check_gave_up":
+            agent = self.run.conversation.agent
+            metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "gave_up").inc())
         message = step_persist(
             run=self.run,
             content=event.content,
@@ -263,6 +274,8 @@ class RunSink:
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
+        agent = self.run.conversation.agent
+        metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "repair").inc())
         opened = (self.journal.doc.get("step") or {}).get("message_id")
         if opened:  # the step is repaired: its early message is superseded
             Message.objects.filter(pk=opened).update(hidden=True)
@@ -292,14 +305,37 @@ class RunSink:
         )
 
 
+def turn_budget(conversation: Conversation, override: QuestionBudget | None) -> QuestionBudget:
+    """The question budget of this turn (issue 27): the agent's (admin, else settings), or
+    a scripted step's own, with the questions the conversation asked so far."""
+    if override is None:
+        per_turn, per_conversation, one_card = question_budget_limits(agent=conversation.agent)
+        override = QuestionBudget(
+            per_turn=per_turn, per_conversation=per_conversation, one_card=one_card
+        )
+    if not override.limited:
+        return override
+    return replace(override, asked=questions_asked(conversation=conversation))
+
+
 def turn_drive(
-    run: Run, make_client: Callable[[int], LLMClient], *, max_iterations: int | None = None
+    run: Run,
+    make_client: Callable[[int], LLMClient],
+    *,
+    model: str,
+    system: str,
+    max_iterations: int | None = None,
+    budget: QuestionBudget | None = None,
 ) -> str:
     """Drive the loop for one attempt of `run`. `make_client(n)` builds the model backend
-    for a turn whose first `n` model calls are already done (a resumed attempt)."""
+    for a turn whose first `n` model calls are already done (a resumed attempt); every
+    call it makes is measured as `model` of `system` (chat.runs.metered)."""
     conversation = run.conversation
+    limits = turn_budget(conversation, budget)
     resume = resume_load(run)
-    client = make_client(resume.calls_made)
+    client: LLMClient = MeteredClient(
+        make_client(resume.calls_made), run=run, model=model, system=system
+    )
     replay = resume.replay()
     if replay is not None:
         client = ReplayClient(replay, client)
@@ -315,6 +351,7 @@ def turn_drive(
             ),
         },
         start=resume.state,
+        budget=limits if limits.limited else None,
     )
     # Admin-registered MCP servers' tools (`SERVER__TOOL`) next to the built-in ones (and
     # those of the step being replayed, whatever the listing says now).
@@ -325,6 +362,9 @@ def turn_drive(
     for note in listing.notes:
         sink.note(note)
     messages = context_messages(conversation=conversation)
+    budget_note = budget_prompt(limits, conversation.language)
+    if budget_note:  # the model learns its budget before it asks
+        messages.insert(1, {"role": "system", "content": budget_note})
     if listing.notes:  # the model learns why some tools are missing
         lines = "\n".join(f"- {n.server}: {n.message}" for n in listing.notes)
         notice = f"These MCP servers' tools are not available in this turn:\n{lines}"
@@ -384,7 +424,14 @@ def scripted_turn(run: Run) -> str:
             start=start,
         )
 
-    return turn_drive(run, client, max_iterations=step.max_iterations)
+    return turn_drive(
+        run,
+        client,
+        model=SCRIPTED_MODEL,
+        system="scripted",
+        max_iterations=step.max_iterations,
+        budget=step.budget,
+    )
 
 
 def openai_turn(run: Run) -> str:
@@ -399,8 +446,9 @@ def openai_turn(run: Run) -> str:
             api_key=settings.LLM_API_KEY,
             model=settings.LLM_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
+            stream_usage=settings.LLM_STREAM_USAGE,
         )
     except LLMError as exc:
         raise RunFailed(exc.code, exc.message) from exc
     # A resumed attempt asks the model again from the stored context (nothing to skip).
-    return turn_drive(run, lambda _done: client)
+    return turn_drive(run, lambda _done: client, model=client.model, system="openai")

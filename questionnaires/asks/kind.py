@@ -12,7 +12,7 @@ from questionnaires.asks.presenter import (
     model_text,
     state_panel_for,
 )
-from questionnaires.asks.selectors import ask_open_for_drafts
+from questionnaires.asks.selectors import ask_open_for_drafts, questions_asked
 from questionnaires.registry import Kind
 
 KIND = Kind(
@@ -22,6 +22,7 @@ KIND = Kind(
     present=ask_cards_for,
     draft_prefix=DRAFT_PREFIX,
     draft_open=ask_open_for_drafts,
+    questions_asked=questions_asked,
     model_text=model_text,
     answer_summary=answer_summary,
     panel=state_panel_for,

@@ -34,6 +34,11 @@ class StructuredAnswer(models.Model):
     raw_text = models.TextField(blank=True)
     source = models.CharField(max_length=20, choices=Source.choices)
     confidence = models.FloatField(default=1.0)
+    # A change of an earlier answer to the same ask ("Change answer", issue 27). One-to-one:
+    # each version is changed at most once, however many tabs send a change of it.
+    amends = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="amended_by"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -41,10 +46,10 @@ class StructuredAnswer(models.Model):
         verbose_name_plural = _("structured answers")
         ordering = ["id"]
         constraints = [
-            # An ask is answered once, however many tabs submit it.
+            # An ask is answered once, however many tabs submit it (changes amend it).
             models.UniqueConstraint(
                 fields=["ask_message", "field"],
-                condition=Q(ask_message__isnull=False),
-                name="structured_answer_once_per_ask",
+                condition=Q(ask_message__isnull=False, amends__isnull=True),
+                name="structured_answer_first_once_per_ask",
             )
         ]

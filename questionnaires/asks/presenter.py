@@ -90,8 +90,14 @@ class AskView:
 
     @property
     def live_state(self) -> str:
-        """Always "": an open widget refreshes itself (it keeps what the person typed)."""
-        return ""
+        """ "" while open (an open widget refreshes itself, keeping what the person typed);
+        once answered, the answer's version, so a change in another tab reaches this one."""
+        return f"v{self.answer.pk}" if self.answer is not None else ""
+
+    @property
+    def changeable(self) -> bool:
+        """ "Change answer" (issue 27): an answered ask of the person's own page."""
+        return self.answer is not None and bool(self.options or self.ask.get("allow_free_text"))
 
     @property
     def answer_key(self) -> str:
@@ -110,6 +116,8 @@ class AskView:
             state = "closed"
         skipped = self.answer is not None and self.answer.source == "user_skipped"
         chips = {"answered": _("Skipped") if skipped else _("Answered"), "closed": _("Closed")}
+        if self.answer is not None and self.answer.amends_id is not None:
+            chips["answered"] = _("Changed")
         return CardChrome(
             dom_id=self.dom_id,
             title=self.ask.get("question", ""),

@@ -43,7 +43,8 @@ def ask_get(*, conversation: Conversation, message_id: int | str) -> Message:
 
 
 def answer_for_ask(*, ask_message: Message) -> StructuredAnswer | None:
-    return StructuredAnswer.objects.filter(ask_message=ask_message).first()
+    """The ask's latest answer (a change, issue 27, replaces the first), or None."""
+    return StructuredAnswer.objects.filter(ask_message=ask_message).order_by("-id").first()
 
 
 def _same_turn(message: Message, turn_id: str) -> bool:
@@ -140,3 +141,12 @@ def ask_open_for_drafts(conversation: Conversation, message_id: str) -> bool:
     if message is None or not is_ask(message) or answer_for_ask(ask_message=message) is not None:
         return False
     return ask_is_answerable(conversation=conversation, ask_message=message)
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Asks the agent showed (one question each): its part of the question budget."""
+    return sum(
+        1
+        for m in conversation.messages.filter(role=Role.ASSISTANT, hidden=False).only("metadata")
+        if "ask_user_options" in metadata_of(m)
+    )

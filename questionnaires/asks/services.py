@@ -13,12 +13,20 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope, metadata_of
+from chat.core.metadata import (
+    AskPayload,
+    MessageMetadata,
+    StructuredAnswerEnvelope,
+    intake_state,
+    metadata_of,
+)
 from chat.core.models import Conversation, Message, Role, Run, WaitKind
+from chat.core.runs import run_request
 from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
+from chat.obs import metrics
 from questionnaires.asks import selectors
-from questionnaires.asks.extract import extract
+from questionnaires.asks.extract import CONFIDENCE_CONTAINED, extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
@@ -27,10 +35,21 @@ from questionnaires.drafts import draft_clear
 from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json
+from questionnaires.protocol.provenance import AMENDED, CHOSEN, FREE_TEXT, SKIPPED
 from questionnaires.registry import input_refuse_if_waiting
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
+
+
+# How each source of an answer reads as its provenance (issue 27; the words of the
+# questionnaire envelopes, `questionnaires.protocol.provenance`).
+PROVENANCE: dict[str, str] = {
+    Source.OPTION_CLICK: CHOSEN,
+    Source.FREE_TEXT: FREE_TEXT,
+    Source.SKIPPED: SKIPPED,
+    Source.EDIT: AMENDED,
+}
 
 
 def new_turn_id() -> str:
@@ -293,6 +312,7 @@ def _answer_write(
         "display_text": resolved.display_text if resolved else "",
         "source": source,
         "turn_id": turn_id,
+        "provenance": PROVENANCE[source],
     }
     if resolved is not None and resolved.raw_text:
         envelope["raw_text"] = resolved.raw_text
@@ -317,6 +337,8 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        outcome = "answered" if resolved is not None else "skipped"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("ask", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message
@@ -331,6 +353,7 @@ def _record(
     source: str,
     resolved: Resolved | None,
     raw_text: str = "",
+    amends: StructuredAnswer | None = None,
 ) -> StructuredAnswer:
     """Store one answer (a skip when `resolved` is None) and write it into the state."""
     row = StructuredAnswer.objects.create(
@@ -343,6 +366,7 @@ def _record(
         raw_text=resolved.raw_text if resolved else raw_text,
         source=source,
         confidence=resolved.confidence if resolved else 0.0,
+        amends=amends,
     )
     _state_write(conversation, row, resolved)
     return row
@@ -352,6 +376,15 @@ def _state_write(
     conversation: Conversation, row: StructuredAnswer, resolved: Resolved | None
 ) -> None:
     with state_patched(conversation, field=row.field, source=row.source) as patch:
+        patch.history_add(
+            row.field,
+            {
+                "value": resolved.value if resolved else None,
+                "display": resolved.display_text if resolved else "",
+                "source": row.source,
+                "provenance": PROVENANCE[row.source],
+            },
+        )
         if resolved is None:
             patch.list_add("skipped_slots", row.field)
         else:
@@ -377,6 +410,96 @@ def _state_write(
         )
 
 
+def ask_answer_change(
+    *,
+    conversation: Conversation,
+    ask_message: Message,
+    version: int,
+    source: str,
+    value: object,
+    text: str = "",
+) -> StructuredAnswer:
+    """Change an answered ask ("Change answer", issue 27): a new answer with source
+    `user_edit` that amends answer `version` (the id of the answer the person saw), posted as
+    the next user message (`provenance: amended`, `amends` = the earlier message) and
+    written into the state with its history. Exactly once per version: a change of an answer
+    that was changed meanwhile (another tab) is 409 `questionnaire_version_stale`."""
+    input_refuse_if_waiting(conversation=conversation)
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
+    if source not in (Source.OPTION_CLICK, Source.FREE_TEXT):
+        raise ChatError("answer_source_invalid", _("Choose an option or type your answer."))
+    resolved = answer_resolve(ask, source=source, value=value, text=text)
+    with transaction.atomic():
+        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
+        latest = selectors.answer_for_ask(ask_message=ask_message)
+        if latest is None:
+            raise ChatError(
+                "questionnaire_not_answered",
+                _("This question has no answer to change yet."),
+                status=409,
+            )
+        if latest.pk != version:
+            raise _ask_stale()
+        if resolved is None or resolved.value == latest.value:
+            raise ChatError(
+                "answer_unchanged",
+                _("Nothing changed: choose another answer, or keep the one you sent."),
+            )
+        try:
+            with transaction.atomic():
+                row = _record(
+                    conversation,
+                    ask_message=ask_message,
+                    turn_id=latest.turn_id,
+                    field=latest.field,
+                    source=Source.EDIT,
+                    resolved=resolved,
+                    raw_text=text.strip(),
+                    amends=latest,
+                )
+        except IntegrityError:
+            raise _ask_stale() from None
+        envelope: StructuredAnswerEnvelope = {
+            "type": "structured_answer",
+            "field": row.field,
+            "value": row.value,
+            "display_text": row.display_text,
+            "source": Source.EDIT,
+            "turn_id": row.turn_id,
+            "provenance": AMENDED,
+        }
+        if latest.user_message_id is not None:
+            envelope["amends"] = latest.user_message_id
+        if row.raw_text:
+            envelope["raw_text"] = row.raw_text
+        was = latest.display_text if latest.value is not None else _("skipped")
+        now = row.display_text
+        message = answer_post(
+            conversation=conversation,
+            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+            display_content=_("Changed my answer: %(question)s %(now)s (was: %(was)s)")
+            % {"question": ask.get("question", ""), "now": now, "was": was},
+            metadata={"structured_answer": envelope},
+            lock_event={
+                "kind": "ask",
+                "message_id": ask_message.pk,
+                "field": row.field,
+                "version": row.pk,
+            },
+        )
+        StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        row.user_message = message
+    return row
+
+
+def _ask_stale() -> ChatError:
+    return ChatError(
+        "questionnaire_version_stale",
+        _("This answer was changed meanwhile, maybe in another tab. Here is the latest one."),
+        status=409,
+    )
+
+
 def slot_edit(
     *, conversation: Conversation, field: str, value: object, text: str = ""
 ) -> StructuredAnswer:
@@ -396,12 +519,46 @@ def slot_edit(
     if resolved is None:  # unreachable: only a skip resolves to nothing
         raise ChatError("answer_value_invalid", _("Choose or type a value."))
     with transaction.atomic():
-        return _record(
+        row = _record(
             conversation,
             ask_message=None,
             turn_id=new_turn_id(),
             field=field,
             source=Source.EDIT,
+            resolved=resolved,
+        )
+        _summary_again_if_confirming(conversation)
+        return row
+
+
+def _summary_again_if_confirming(conversation: Conversation) -> None:
+    """An intake whose summary waits for confirmation: a corrected slot makes that summary
+    stale, so the agent takes a turn (no message of the person's) and shows it again; the
+    older summary card closes, no longer the latest."""
+    conversation.refresh_from_db(fields=["state"])
+    if intake_state(conversation).get("status") == "confirming":
+        run_request(conversation=conversation, message=None)
+
+
+def slot_fill_from_text(
+    *, conversation: Conversation, field: str, ask: AskPayload, text: str
+) -> StructuredAnswer | None:
+    """An agent read a slot not asked yet out of words typed for another question ("maybe
+    4 out of 10" to "does it hurt?" gives the 0–10 pain score 4). Stored as a free-text
+    answer at most `CONFIDENCE_CONTAINED` sure (the panel says "Please check"), the words
+    kept beside it; None when nothing could be read confidently."""
+    found = extract(ask, text)
+    if found is None:
+        return None
+    confidence = min(found.confidence, CONFIDENCE_CONTAINED)
+    resolved = Resolved(found.value, found.display_text, confidence, text.strip(), True)
+    with transaction.atomic():
+        return _record(
+            conversation,
+            ask_message=None,
+            turn_id=new_turn_id(),
+            field=field,
+            source=Source.FREE_TEXT,
             resolved=resolved,
         )
 

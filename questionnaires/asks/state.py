@@ -7,6 +7,9 @@ Layout (keys of `Conversation.state`):
     raw_text            {field: text}   what the user typed, kept beside the parsed value
     display             {field: text}   the readable value (an option's label)
     skipped_slots       [field, …]      skipped asks: not written to the state
+    history             {field: [{value, display, source, provenance}, …]}  every answer a
+                        slot got, oldest first (a change from a card or the panel is
+                        `source: user_edit`, issue 27)
 Each mutation returns RFC 6902-style operations (`add`/`replace`/`remove` with a JSON
 pointer `path`), which the `consultation_state_patch` event carries.
 """
@@ -20,7 +23,15 @@ from typing import cast
 from chat.core.metadata import ConversationState
 from questionnaires.protocol.jsontypes import Json
 
-KEYS = ("consultation_state", "missing_slots", "confidence", "raw_text", "display", "skipped_slots")
+KEYS = (
+    "consultation_state",
+    "missing_slots",
+    "confidence",
+    "raw_text",
+    "display",
+    "skipped_slots",
+    "history",
+)
 LIST_KEYS = {"missing_slots", "skipped_slots"}
 
 Op = dict[str, Json]  # {"op": "add" | "replace" | "remove", "path": pointer, "value"?: …}
@@ -81,6 +92,17 @@ class StatePatch:
             index = items.index(field)
             items.pop(index)
             self.ops.append({"op": "remove", "path": pointer(key, index)})
+
+    def history_add(self, field: str, entry: dict[str, Json]) -> None:
+        """One more answer in a slot's history (a list per field, oldest first)."""
+        history = self._mapping("history")
+        current = history.get(field)
+        if isinstance(current, list):
+            current.append(entry)
+            self.ops.append({"op": "add", "path": pointer("history", field, "-"), "value": entry})
+        else:
+            history[field] = [entry]
+            self.ops.append({"op": "add", "path": pointer("history", field), "value": [entry]})
 
     def fill(
         self, field: str, value: Json, *, display: str, confidence: float, raw_text: str = ""

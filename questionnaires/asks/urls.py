@@ -17,6 +17,11 @@ urlpatterns = [
         views.ask_answer_view,
         name="ask_answer",
     ),
+    path(
+        "conversations/<id:conversation_id>/asks/<id:message_id>/change",
+        views.ask_change_view,
+        name="ask_change",
+    ),
     path("conversations/<id:conversation_id>/state", views.state_fragment_view, name="state"),
     path(
         "conversations/<id:conversation_id>/state/<str:field>",
@@ -25,7 +30,5 @@ urlpatterns = [
     ),
 ]
 
-api_urlpatterns = [
-    path("conversations/<id:conversation_id>/answers", api.answers_view, name="answers"),
-    path("conversations/<id:conversation_id>/asks", api.asks_view, name="asks"),
-]
+# The kind's JSON API operations (chat/urls.py mounts every kind's on the one API).
+api_router = api.router

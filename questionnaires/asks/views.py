@@ -5,13 +5,15 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
-from chat.edge.http import HtmxRequest, conversation_for_page
+from chat.edge.http import HtmxRequest, card_notice_add, conversation_for_page
 from chat.edge.page import conversation_page, refusal_view
 from questionnaires.asks import selectors, services
 from questionnaires.asks.kind import KIND
@@ -73,12 +75,57 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
         if not error:
             return redirect("chat:conversation", conversation_id=conversation.pk)
         view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+        if view.answer is not None:  # answered elsewhere: nothing to fix, post-redirect-get
+            card_notice_add(request, message_id=message.pk, code="answered", text=error)
+            url = reverse("chat:conversation", args=[conversation.pk])
+            return redirect(f"{url}#msg-{message.pk}")
         refused = Refused(KIND.name, message.pk, view)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)
     view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
     context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/answer_response.html", context, status=status)
+
+
+@login_required
+@require_POST
+def ask_change_view(request: HtmxRequest, conversation_id: int, message_id: int) -> HttpResponse:
+    """ "Change answer" on an answered ask (issue 27): a click on another option, or typed
+    text (`action=free_text`), amending the answer version the person saw."""
+    conversation = conversation_for_page(request, conversation_id)
+    message = _ask(conversation, message_id)
+    free = request.POST.get("action") == "free_text"
+    text = request.POST.get("text", "") if free else ""
+    error, status = "", 200
+    try:
+        services.ask_answer_change(
+            conversation=conversation,
+            ask_message=message,
+            version=_version(request.POST.get("version", "")),
+            source=StructuredAnswer.Source.FREE_TEXT
+            if free
+            else StructuredAnswer.Source.OPTION_CLICK,
+            value=None if free else request.POST.get("value"),
+            text=text,
+        )
+    except ChatError as exc:
+        error, status = exc.message, exc.status
+    if not request.htmx:
+        if not error:
+            return redirect("chat:conversation", conversation_id=conversation.pk)
+        view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+        refused = Refused(KIND.name, message.pk, view)
+        context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
+        return render(request, "chat/conversation.html", context, status=status)
+    view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
+    return render(request, "chat/asks/answer_response.html", context, status=status)
+
+
+def _version(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit() and 0 < len(raw) <= 12):
+        raise ChatError("answer_invalid", _("“version” must be a positive integer."))
+    return int(raw)
 
 
 @login_required

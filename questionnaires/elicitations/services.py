@@ -17,7 +17,7 @@ the card again, locked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -31,6 +31,7 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.links import MAX_URL, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
@@ -39,6 +40,7 @@ from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.jsontypes import Json
+from questionnaires.protocol.provenance import PROVENANCE_META_KEY, field_provenance
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -49,6 +51,26 @@ Status = ElicitationStatus
 class ElicitationOutcome:
     action: str  # "accept" | "decline" | "cancel"
     content: dict[str, Json] | None  # validated content for accept in form mode, else None
+    # Issue 27: each field's provenance (chosen | default | free_text | skipped), sent in
+    # the result's `_meta` under PROVENANCE_META_KEY; empty unless accepted in form mode.
+    provenance: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def meta(self) -> dict[str, Json] | None:
+        return {PROVENANCE_META_KEY: dict(self.provenance)} if self.provenance else None
+
+
+def content_provenance(elicitation: Elicitation, content: Mapping[str, Json]) -> dict[str, str]:
+    """The provenance of every field of an accepted form (see `protocol.provenance`)."""
+    return {
+        spec.name: field_provenance(
+            default=spec.default,
+            value=content.get(spec.name),
+            present=spec.name in content,
+            typed=spec.kind in ("string", "number", "integer"),
+        )
+        for spec in fields_of(elicitation)
+    }
 
 
 class ElicitationRefused(ChatError):
@@ -244,6 +266,8 @@ def elicitation_answer(
         draft_clear(conversation=elicitation.conversation, card=card_key(elicitation.pk))
         _locked(elicitation, status[action])
         wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
+        outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[action]
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("elicitation", outcome).inc())
     elicitation.refresh_from_db()
     return elicitation
 
@@ -302,7 +326,8 @@ def _close(
 
 def outcome_of(elicitation: Elicitation) -> ElicitationOutcome:
     content = elicitation.content if elicitation.action == "accept" else None
-    return ElicitationOutcome(action=elicitation.action, content=content)
+    provenance = content_provenance(elicitation, content) if isinstance(content, dict) else {}
+    return ElicitationOutcome(action=elicitation.action, content=content, provenance=provenance)
 
 
 def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]:

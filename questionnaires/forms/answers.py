@@ -10,24 +10,37 @@ API, MCP) goes through `interactive_form_answer`; plain text goes through
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from chat.core.errors import ChatError
-from chat.core.models import Conversation, Message, Role
+from chat.core.errors import ChatError, FormError
+from chat.core.models import Conversation, Message, Role, RunStatus
 from chat.core.services import answer_post, message_create
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
+from questionnaires.forms.models import TOOL_NAME, FormStatus, form_questions
 from questionnaires.forms.presenter import DRAFT_PREFIX
+from questionnaires.forms.selectors import form_for_ask
 from questionnaires.forms.services import (
     CheckedAnswer,
+    form_answer_entries,
+    form_answer_replace,
     form_answer_summary,
     form_check_answer,
     form_link_answer_message,
     form_resolve,
+    form_shown,
     form_tool_result,
 )
+from questionnaires.protocol import validate_form_answers
+from questionnaires.protocol.jsontypes import JsonValue
+from questionnaires.protocol.provenance import AMENDED
+from questionnaires.registry import input_refuse_if_waiting
+
+ACTIVE_RUN = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.SUSPENDED)
 
 
 def interactive_form_answer(*, conversation: Conversation, payload: object) -> Message:
@@ -50,6 +63,8 @@ def interactive_form_answer(*, conversation: Conversation, payload: object) -> M
         _tool_result_store(conversation, checked)
         message = _user_message(conversation, checked)
         form_link_answer_message(form=checked.form, message_id=message.pk)
+        outcome = "answered" if checked.status == "answered" else "cancelled"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("form", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{checked.form.ask_id}")
     return message
 
@@ -91,3 +106,86 @@ def _user_message(conversation: Conversation, checked: CheckedAnswer) -> Message
         },
         lock_event={"ask_id": checked.form.ask_id, "status": checked.status},
     )
+
+
+def interactive_form_change(
+    *, conversation: Conversation, ask_id: str, version: int, payload: Mapping[str, object]
+) -> Message:
+    """ "Change answer" on an answered form once its run has finished (issue 27).
+
+    The tool call is over, so the change is a new user message: the form's envelope with
+    the new answers (`provenance: amended` where they changed), `amends` (the earlier
+    answer's message) and `version`. Exactly once per version (a conditional UPDATE): a
+    change of a version changed meanwhile is 409 `questionnaire_version_stale`.
+    """
+    input_refuse_if_waiting(conversation=conversation)
+    form = form_for_ask(conversation_id=conversation.pk, ask_id=ask_id)
+    if form is None or form.status != FormStatus.ANSWERED:
+        raise ChatError(
+            "questionnaire_not_answered", _("This form has no answer to change."), status=409
+        )
+    if form.run is not None and form.run.status in ACTIVE_RUN:
+        raise ChatError(
+            "form_run_active",
+            _("The assistant is still working on this form; change it when it is done."),
+            status=409,
+        )
+    questions = form_questions(form.render_payload)
+    check = validate_form_answers(
+        form.render_payload.get("questions", []),
+        payload.get("answers", {}),
+        lang=conversation.language,
+    )
+    if not check.ok:
+        fields = {e["path"].removeprefix("answers."): e["message"] for e in check.errors}
+        raise FormError(
+            "interactive_form_answer_invalid",
+            _("Some answers need attention."),
+            details={"errors": check.errors, "fields": fields},
+        )
+    before = (form.answer or {}).get("answers", {})
+    changed = [q for q in questions if check.answers.get(q["id"]) != before.get(q["id"])]
+    if not changed:
+        raise ChatError(
+            "answer_unchanged", _("Nothing changed: change at least one answer, or keep it.")
+        )
+    with transaction.atomic():
+        if not form_answer_replace(form=form, version=version, answers=check.answers):
+            raise ChatError(
+                "questionnaire_version_stale",
+                _(
+                    "This answer was changed meanwhile, maybe in another tab. Here is the latest one."
+                ),
+                status=409,
+            )
+        entries = form_answer_entries(questions, check.answers)
+        ids = {q["id"] for q in changed}
+        for entry in entries:
+            if isinstance(entry, dict) and entry.get("id") in ids:
+                entry["provenance"] = AMENDED
+        envelope: dict[str, JsonValue] = {
+            "type": TOOL_NAME,
+            "ask_id": form.ask_id,
+            "tool_use_id": form.tool_use_id,
+            "status": FormStatus.ANSWERED,
+            "answers": entries,
+            "amends": form.answer_message_id,
+            "version": version + 1,
+        }
+        with translation.override(conversation.language):
+            lines = [_("Changed my form answer:")]
+            for question in changed:
+                now = form_shown(question, check.answers.get(question["id"])) or _("(no answer)")
+                was = form_shown(question, before.get(question["id"])) or _("(no answer)")
+                lines.append(
+                    _("- %(question)s: %(now)s (was: %(was)s)")
+                    % {"question": question["question"], "now": now, "was": was}
+                )
+        message = answer_post(
+            conversation=conversation,
+            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+            display_content="\n".join(lines),
+            lock_event={"ask_id": form.ask_id, "status": "answered", "version": version + 1},
+        )
+        form_link_answer_message(form=form, message_id=message.pk)
+    return message

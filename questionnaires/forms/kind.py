@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
-from questionnaires.forms.selectors import form_open_for_drafts, form_waiting
+from questionnaires.forms.selectors import form_open_for_drafts, form_waiting, questions_asked
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
@@ -16,6 +16,7 @@ KIND = Kind(
     present=form_cards_for,
     draft_prefix=DRAFT_PREFIX,
     draft_open=form_open_for_drafts,
+    questions_asked=questions_asked,
     waiting=form_waiting,
     refusal_template="questionnaires/cards/interactive_form_pending.html",
     run_effect=RunEffect.DEFERS_RUN,

@@ -70,6 +70,11 @@ class InteractiveForm(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(null=True, blank=True)
+    # "Change answer" once the run finished (issue 27): the answer's version (a conditional
+    # UPDATE on it makes each change exactly once) and the earlier answers, oldest first:
+    # [{"version", "answer", "message_id"}].
+    version = models.PositiveIntegerField(default=1)
+    earlier = models.JSONField(default=list, blank=True)
 
     class Meta:
         verbose_name = _("deferred form")

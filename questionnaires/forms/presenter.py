@@ -17,13 +17,14 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from chat.core.metadata import metadata_of
-from chat.core.models import Conversation, Message, Role
+from chat.core.models import Conversation, Message, Role, RunStatus
 from questionnaires.forms.models import TOOL_NAME, FormQuestion, InteractiveForm
 from questionnaires.forms.selectors import forms_for_tool_calls
 from questionnaires.protocol import normalize_interactive_form
 from questionnaires.registry import CardChrome, CardState, Drafts
 
 DRAFT_PREFIX = "form"
+DONE = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
 @dataclass(frozen=True)
@@ -62,14 +63,26 @@ class FormCard:
     message_id: int
     answer_message: str = ""
     error: str = ""
+    # Issue 27: the answer's version, "Change answer" once the run has finished, the card
+    # reopened for a change, the earlier answers' messages.
+    version: int = 1
+    changeable: bool = False
+    editing: bool = False
+    earlier_messages: tuple[int, ...] = ()
 
     @property
     def answerable(self) -> bool:
-        return self.status == "pending"
+        return self.status == "pending" or self.editing
 
     @property
     def submit_url(self) -> str:
+        if self.editing:
+            return reverse("chat:interactive_form_change", args=[self.conversation_id, self.ask_id])
         return reverse("chat:interactive_form_answer", args=[self.conversation_id])
+
+    @property
+    def change_url(self) -> str:
+        return reverse("chat:interactive_form_change", args=[self.conversation_id, self.ask_id])
 
     @property
     def dom_id(self) -> str:
@@ -81,8 +94,11 @@ class FormCard:
 
     @property
     def live_state(self) -> str:
-        """ "f" while it waits: open tabs get it again, locked, once it is answered."""
-        return "f" if self.answerable else ""
+        """ "f" while it waits: open tabs get it again, locked, once it is answered; its
+        version while it can be changed (another tab's change reaches this one)."""
+        if self.status == "pending":
+            return "f"
+        return f"v{self.version}" if self.changeable else ""
 
     @property
     def answer_key(self) -> str:
@@ -94,11 +110,16 @@ class FormCard:
             "open" if self.answerable else "answered" if self.status == "answered" else "closed"
         )
         chips = {"answered": _("Answered"), "cancelled": _("Cancelled")}
+        chip = chips.get(self.status, "")
+        if self.editing:
+            chip = _("Changing your answer")
+        elif self.status == "answered" and self.version > 1:
+            chip = _("Changed")
         return CardChrome(
             dom_id=self.dom_id,
             title=_("A few questions from the assistant"),
             state=state,
-            chip=chips.get(self.status, ""),
+            chip=chip,
         )
 
 
@@ -110,6 +131,7 @@ class FormDraft:
     fields: Mapping[str, str] = field(default_factory=dict)
     error: str = ""
     message: str = ""
+    editing: bool = False  # "Change answer": the answered form reopened with these answers
 
 
 def valid_payload(payload: object) -> list[FormQuestion] | None:
@@ -179,11 +201,13 @@ def _card(
     draft: FormDraft | None,
 ) -> FormCard:
     pending = form.status == "pending"
-    if pending:
+    changeable = form.status == "answered" and (form.run is None or form.run.status in DONE)
+    editing = bool(draft and draft.editing and changeable)
+    if pending or editing:
         values = draft.answers if draft else {q["id"]: q["default"] for q in questions}
     else:
         values = (form.answer or {}).get("answers", {})
-    errors = draft.fields if draft and pending else {}
+    errors = draft.fields if draft and (pending or editing) else {}
     views = tuple(
         _question(form.ask_id, n, q, values.get(q["id"]), errors.get(q["id"], ""))
         for n, q in enumerate(questions, start=1)
@@ -196,8 +220,16 @@ def _card(
         conversation_id=conversation.pk,
         message_id=message.pk,
         answer_message=(form.answer or {}).get("message", ""),
+        version=form.version,
+        changeable=changeable,
+        editing=editing,
+        earlier_messages=tuple(
+            e["message_id"]
+            for e in form.earlier or ()
+            if isinstance(e, dict) and isinstance(e.get("message_id"), int)
+        ),
     )
-    return replace(card, error=draft.error) if draft and pending else card
+    return replace(card, error=draft.error) if draft and (pending or editing) else card
 
 
 def _question(ask_id: str, n: int, q: FormQuestion, value: object, error: str) -> FormQuestionView:

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation
-from questionnaires.forms.models import FormStatus, InteractiveForm
+from questionnaires.forms.models import FormStatus, InteractiveForm, form_questions
 
 
 def form_pending(*, conversation_id: int) -> InteractiveForm | None:
@@ -34,8 +34,16 @@ def forms_for_tool_calls(
         return {}
     rows = InteractiveForm.objects.filter(
         conversation_id=conversation_id, tool_use_id__in=tool_use_ids
-    )
+    ).select_related("run")
     return {form.tool_use_id: form for form in rows}
+
+
+def form_for_ask(*, conversation_id: int, ask_id: str) -> InteractiveForm | None:
+    return (
+        InteractiveForm.objects.filter(conversation_id=conversation_id, ask_id=ask_id)
+        .select_related("run")
+        .first()
+    )
 
 
 def form_waiting(conversation: Conversation) -> ChatError | None:
@@ -57,3 +65,11 @@ def form_open_for_drafts(conversation: Conversation, ask_id: str) -> bool:
     return InteractiveForm.objects.filter(
         conversation=conversation, ask_id=ask_id, status=FormStatus.PENDING
     ).exists()
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Questions of every form the agent showed: its part of the question budget."""
+    payloads = InteractiveForm.objects.filter(conversation_id=conversation.pk).values_list(
+        "render_payload", flat=True
+    )
+    return sum(len(form_questions(p or {})) for p in payloads)

@@ -38,6 +38,7 @@ from questionnaires.forms.models import (
 from questionnaires.forms.selectors import form_pending
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 from questionnaires.protocol.jsontypes import Json, JsonObject, JsonValue
+from questionnaires.protocol.provenance import CHOSEN, DEFAULT, FREE_TEXT
 
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
@@ -291,6 +292,26 @@ def form_resolve(*, checked: CheckedAnswer) -> bool:
     return done == 1
 
 
+def form_answer_replace(
+    *, form: InteractiveForm, version: int, answers: Mapping[str, str | list[str]]
+) -> bool:
+    """Replace answer `version` of an answered form by `answers` (issue 27), keeping the
+    earlier one; False when `version` is no longer the latest (a conditional UPDATE)."""
+    earlier = [
+        *(form.earlier or []),
+        {"version": version, "answer": form.answer, "message_id": form.answer_message_id},
+    ]
+    done = InteractiveForm.objects.filter(
+        pk=form.pk, status=FormStatus.ANSWERED, version=version
+    ).update(
+        version=version + 1,
+        answer={"answers": dict(answers), "message": ""},
+        earlier=earlier,
+        answered_at=timezone.now(),
+    )
+    return done == 1
+
+
 def form_link_answer_message(*, form: InteractiveForm, message_id: int) -> None:
     InteractiveForm.objects.filter(pk=form.pk).update(answer_message_id=message_id)
 
@@ -305,10 +326,27 @@ def form_tool_result(*, checked: CheckedAnswer) -> dict[str, JsonValue]:
         "status": checked.status,
     }
     if checked.status == FormStatus.ANSWERED:
-        result["answers"] = [_answer_entry(q, checked.answers.get(q["id"])) for q in questions]
+        result["answers"] = form_answer_entries(questions, checked.answers)
     if checked.message:
         result["message"] = checked.message
     return result
+
+
+def form_answer_entries(
+    questions: list[FormQuestion], answers: Mapping[str, str | list[str]]
+) -> list[JsonValue]:
+    """The answers as the model reads them, each with its `provenance` (issue 27)."""
+    return [_answer_entry(q, answers.get(q["id"])) for q in questions]
+
+
+def _provenance(question: FormQuestion, value: str | list[str] | None) -> str:
+    """`default` when the answer is the question's default left as it was; else `chosen`
+    for a choice, `free_text` for typed text (the words of `protocol.provenance`)."""
+    default = question.get("default")
+    empty: str | list[str] = [] if question.get("multi_select") else ""
+    if (value if value is not None else empty) == (default if default is not None else empty):
+        return DEFAULT
+    return CHOSEN if question["input_type"] == "choice" else FREE_TEXT
 
 
 def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict[str, JsonValue]:
@@ -324,10 +362,11 @@ def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict
         entry["label"] = labels.get(chosen, "")
     else:
         entry["value"] = value if isinstance(value, str) else ""
+    entry["provenance"] = _provenance(question, value)
     return entry
 
 
-def _shown(question: FormQuestion, value: str | list[str] | None) -> str:
+def form_shown(question: FormQuestion, value: str | list[str] | None) -> str:
     """An answer as people read it: the options' labels, or the text."""
     labels = {o["value"]: o["label"] for o in question.get("options", [])}
     if isinstance(value, list):
@@ -344,7 +383,10 @@ def form_answer_summary(*, checked: CheckedAnswer) -> str:
     else:
         lines = [_("Form answered:")]
         for question in form_questions(checked.form.render_payload):
-            text = _shown(question, checked.answers.get(question["id"]))
+            value = checked.answers.get(question["id"])
+            text = form_shown(question, value)
+            if text and _provenance(question, value) == DEFAULT:
+                text = _("%(answer)s (kept the default)") % {"answer": text}
             lines.append(f"- {question['question']}: {text or _('(no answer)')}")
     if checked.message:
         lines.append("")

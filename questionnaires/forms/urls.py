@@ -17,4 +17,9 @@ urlpatterns = [
         views.interactive_form_cancel_and_send_view,
         name="interactive_form_cancel_send",
     ),
+    path(
+        "conversations/<id:conversation_id>/forms/<str:ask_id>/change",
+        views.interactive_form_change_view,
+        name="interactive_form_change",
+    ),
 ]

@@ -11,15 +11,16 @@ from typing import TypedDict
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation
 from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, conversation_for_page
-from questionnaires.forms.answers import interactive_form_answer
+from questionnaires.forms.answers import interactive_form_answer, interactive_form_change
 from questionnaires.forms.presenter import FormCard, FormDraft, form_cards_for
-from questionnaires.forms.selectors import form_for_tool_call, form_pending
+from questionnaires.forms.selectors import form_for_ask, form_for_tool_call, form_pending
 
 CARD_TEMPLATE = "questionnaires/cards/interactive_form.html"
 
@@ -83,6 +84,51 @@ def interactive_form_cancel_and_send_view(
     card = _card(conversation, pending.tool_use_id, None) if pending else None
     context = {"conversation": conversation, "form": form, "oob_card": card}
     return render(request, "questionnaires/interactive_form_composer.html", context, status=code)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def interactive_form_change_view(
+    request: HtmxRequest, conversation_id: int, ask_id: str
+) -> HttpResponse:
+    """ "Change answer" on an answered form whose run has finished (issue 27): GET reopens
+    it with the latest answers, POST sends the change of `version`."""
+    conversation = conversation_for_page(request, conversation_id)
+    form = form_for_ask(conversation_id=conversation.pk, ask_id=ask_id)
+    if form is None or form.message is None:
+        raise Http404()
+    code = 200
+    if request.method == "GET":
+        answers = (form.answer or {}).get("answers", {})
+        draft: FormDraft | None = FormDraft(answers=answers, editing=True)
+    else:
+        payload = _payload_from_post(request.POST, status="answered")
+        version = request.POST.get("version", "")
+        try:
+            if not (version.isascii() and version.isdigit() and 0 < len(version) <= 9):
+                raise ChatError("answer_invalid", _("“version” must be a positive integer."))
+            interactive_form_change(
+                conversation=conversation, ask_id=ask_id, version=int(version), payload=payload
+            )
+        except ChatError as error:
+            code = error.status
+            stale = error.code in ("questionnaire_version_stale", "questionnaire_not_answered")
+            draft = (
+                None
+                if stale
+                else FormDraft(
+                    payload["answers"], error.field_messages(), error.message, editing=True
+                )
+            )
+        else:
+            if not request.htmx:
+                return redirect("chat:conversation", conversation_id=conversation.pk)
+            draft = None
+    card = _card(conversation, form.tool_use_id, draft)
+    if card is None:
+        raise Http404()
+    template = CARD_TEMPLATE if request.htmx else "questionnaires/interactive_form_page.html"
+    return render(request, template, {"card": card, "conversation": conversation}, status=code)
 
 
 def _card(conversation: Conversation, tool_use_id: str, draft: FormDraft | None) -> FormCard | None:

@@ -77,15 +77,34 @@ def inline_bodies(
     inputs, states = [], []
     for m in messages:
         live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
-        url = reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk]) if live else ""
+        own_answers = answered.get(m.pk, {})
+        # Answered cards of the person's own page can be changed (issue 27), on any message.
+        changeable = interactive and bool(own_answers) and not m.readonly
+        answer_url = (
+            reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk])
+            if live or changeable
+            else ""
+        )
+        url = answer_url if live else ""
         inputs.append(message_input(m, results))
         own = inline_drafts(drafts, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
         states.append(
             MessageState(
                 interactive=live,
-                answered=answered.get(m.pk, {}),
+                answered=own_answers,
                 submit_url=url,
                 drafts=own if live else {},
+                answer_url=answer_url if changeable else "",
+                change_url=(
+                    reverse("chat:questionnaire_change", args=[conversation.pk, m.pk])
+                    if changeable
+                    else ""
+                ),
+                page_url=(
+                    reverse("chat:conversation", args=[conversation.pk]) + f"#msg-{m.pk}"
+                    if changeable
+                    else ""
+                ),
             )
         )
     lang = translation.get_language() or "en"

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from questionnaires.inline.bodies import inline_bodies
 from questionnaires.inline.presenter import DRAFT_PREFIX
-from questionnaires.inline.selectors import questionnaire_open
+from questionnaires.inline.selectors import questionnaire_open, questions_asked
 from questionnaires.registry import Kind
 
 KIND = Kind(
@@ -16,5 +16,6 @@ KIND = Kind(
     body=inline_bodies,
     draft_prefix=DRAFT_PREFIX,
     draft_open=questionnaire_open,
+    questions_asked=questions_asked,
     urls="questionnaires.inline.urls",
 )

@@ -10,7 +10,13 @@ from chat.core.models import Conversation, Message
 
 
 class Submission(models.Model):
-    """One answered questionnaire card. The unique constraint makes double submits no-ops."""
+    """One version of a card's answer: version 1 is the first answer, 2, 3… the person's
+    changes ("Change answer", issue 27).  The unique (conversation, questionnaire id,
+    version) constraint makes each version exactly once, however many tabs submit it."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted", _("Submitted")
+        DECLINED = "declined", _("Declined")
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="submissions"
@@ -24,6 +30,10 @@ class Submission(models.Model):
     # Raw form answers {question_id: value | [values]} and {question_id: other text}.
     answers = models.JSONField(default=dict)
     other_text = models.JSONField(default=dict, blank=True)
+    # Question ids the person skipped (their answers are empty, provenance "skipped").
+    skipped = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
+    version = models.PositiveIntegerField(default=1)
     # The response payload that was posted as the next user message.
     payload = models.JSONField(default=dict)
     submitted_by = models.ForeignKey(
@@ -37,9 +47,10 @@ class Submission(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "questionnaire_id"], name="submission_once"
+                fields=["conversation", "questionnaire_id", "version"],
+                name="submission_once_per_version",
             )
         ]
 
     def __str__(self) -> str:
-        return self.questionnaire_id
+        return f"{self.questionnaire_id} v{self.version}"

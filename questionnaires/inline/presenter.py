@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
+from urllib.parse import urlencode
 
 from django.utils.translation import gettext as _
 
@@ -53,11 +54,18 @@ class MessageInput:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A stored submission: the raw form answers, for showing what was chosen."""
+    """A stored submission: the raw form answers, for showing what was chosen.  The latest
+    version of a card's answer carries the ``earlier`` ones (oldest first)."""
 
     key: int | str
     answers: Mapping[str, object]
     other_text: Mapping[str, str]
+    skipped: Sequence[str] = ()
+    declined: bool = False
+    version: int = 1
+    payload: Mapping[str, object] = field(default_factory=dict)
+    user_message_id: int | None = None
+    earlier: Sequence[Answer] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,9 @@ class Draft:
     message: str = ""
     errors: Sequence[ProtocolError] = ()
     still_interactive: bool = False
+    skipped: Sequence[str] = ()
+    # A change of an answered card ("Change answer"): the version being changed.
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,11 @@ class MessageState:
     preview: bool = False
     # Saved card drafts (questionnaires.drafts): questionnaire id -> the card's posted fields.
     drafts: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
+    # Where answered cards of this message post a change (the person's own page, a message
+    # that is not read-only; "" in previews and admin): "Change answer" shows then.
+    answer_url: str = ""
+    change_url: str = ""  # GET ?questionnaire_id=…: the card reopened with its latest answer
+    page_url: str = ""  # the message on its page (a reopened card's Cancel)
 
 
 # --- view models -------------------------------------------------------------------------
@@ -111,6 +127,11 @@ class QuestionView:
     other_text: str
     text_value: str
     errors: tuple[str, ...]
+    skipped: bool = False
+
+    @property
+    def skip_field(self) -> str:
+        return f"skip-{self.index}"
 
     @property
     def is_choice(self) -> bool:
@@ -138,10 +159,28 @@ class CardView:
     error_code: str = ""
     error_message: str = ""
     general_errors: tuple[str, ...] = ()
+    # Issue 27: the answer's version (0 while unanswered), a declined card, "Change answer"
+    # (where to reopen it), a reopened card (posts a change of `version`), earlier versions.
+    version: int = 0
+    declined: bool = False
+    change_url: str = ""
+    editing: bool = False
+    earlier: tuple[EarlierView, ...] = ()
+    cancel_url: str = ""
 
     @property
     def interactive(self) -> bool:
         return self.mode == "interactive"
+
+    @property
+    def changeable(self) -> bool:
+        return self.mode == "answered" and bool(self.change_url)
+
+    @property
+    def version_state(self) -> str:
+        """The part of the message's live state this card adds: its answer version while it
+        can still change (another tab's change must reach this one)."""
+        return f"v{self.version}" if self.changeable else ""
 
     @property
     def draft_key(self) -> str:
@@ -162,11 +201,19 @@ class CardView:
     def chrome(self) -> CardChrome:
         state: CardState = _STATES[self.mode]
         chips = {"answered": _("Answered"), "closed": _("Not answered"), "preview": _("Preview")}
+        chip = chips.get(self.mode, "")
+        if self.mode == "answered" and self.declined:
+            chip = _("Declined")
+        elif self.mode == "answered" and self.version > 1:
+            chip = _("Changed")
+        elif self.editing:
+            chip = _("Changing your answer")
         return CardChrome(
             dom_id=self.dom_id,
             title=self.title or _("Questionnaire"),
             state=state,
-            chip=chips.get(self.mode, ""),
+            chip=chip,
+            skipped=self.mode == "answered" and self.declined,
         )
 
 
@@ -177,6 +224,16 @@ _STATES: dict[CardMode, CardState] = {
     "refused": "refused",
     "preview": "preview",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierView:
+    """An earlier version of a card's answer, one click away on the card."""
+
+    version: int
+    declined: bool
+    rows: tuple[tuple[str, str], ...]
+    message_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +335,7 @@ def card_view(
     """The view model of one questionnaire card in its current state."""
     qid = questionnaire.questionnaire_id
     answered = state.answered.get(qid)
+    editing = draft is not None and draft.version is not None
     mode: CardMode
     if state.preview:
         mode = "preview"
@@ -288,20 +346,27 @@ def card_view(
     else:
         mode = "interactive" if state.interactive else "closed"
     saved = state.drafts.get(qid) if mode == "interactive" and draft is None else None
+    skipped: Sequence[str] = ()
     if draft is not None:
-        values, other = draft.answers, draft.other_text
+        values, other, skipped = draft.answers, draft.other_text, draft.skipped
     elif answered is not None:
-        values, other = answered.answers, answered.other_text
+        values, other, skipped = answered.answers, answered.other_text, answered.skipped
     elif saved is not None:  # what the person typed before a reload or in another tab
         values, other = answers_from_form(questionnaire, saved)
+        skipped = skipped_from_form(questionnaire, saved)
     elif mode in ("interactive", "preview"):
         values, other = _defaults(questionnaire.questions), {}
     else:
         values, other = {}, {}
+    if editing and answered is not None and answered.declined and not values:
+        values = _defaults(questionnaire.questions)  # a declined card reopens at its defaults
     base = dom_id("qc", message_id, qid)
     per_question, general = _error_map(draft.errors if draft else (), questionnaire)
     questions = tuple(
-        _question_view(q, n, base, values, other, per_question.get(q.id, ()))
+        replace(
+            _question_view(q, n, base, values, other, per_question.get(q.id, ())),
+            skipped=q.id in skipped,
+        )
         for n, q in enumerate(questionnaire.questions, start=1)
     )
     return CardView(
@@ -312,11 +377,42 @@ def card_view(
         title=questionnaire.title,
         mode=mode,
         questions=questions,
-        submit_url=state.submit_url,
+        submit_url=state.answer_url if editing else state.submit_url,
         error_code=draft.code if draft else "",
         error_message=draft.message if draft else "",
         general_errors=general,
+        version=answered.version if answered is not None else 0,
+        declined=answered is not None and answered.declined and not editing,
+        change_url=_change_url(state, qid) if answered is not None else "",
+        editing=editing,
+        earlier=tuple(_earlier(a) for a in answered.earlier) if answered is not None else (),
+        cancel_url=state.page_url if editing else "",
     )
+
+
+def _change_url(state: MessageState, questionnaire_id: str) -> str:
+    if not state.change_url:
+        return ""
+    return f"{state.change_url}?{urlencode({'questionnaire_id': questionnaire_id})}"
+
+
+def _earlier(answer: Answer) -> EarlierView:
+    return EarlierView(
+        version=answer.version,
+        declined=answer.declined,
+        rows=tuple(readable_answers(answer.payload)),
+        message_id=answer.user_message_id,
+    )
+
+
+def skipped_from_form(questionnaire: Questionnaire, data: Mapping[str, Sequence[str]]) -> list[str]:
+    """Question ids whose ``skip-N`` box is ticked (N = 1-based question position)."""
+    by_index = {str(n): q.id for n, q in enumerate(questionnaire.questions, start=1)}
+    return [
+        by_index[name.partition("-")[2]]
+        for name, values in data.items()
+        if name.startswith("skip-") and name.partition("-")[2] in by_index and any(values)
+    ]
 
 
 def _defaults(questions: Sequence[Question]) -> dict[str, object]:
@@ -419,8 +515,22 @@ def readable_answers(payload: Mapping[str, object]) -> list[tuple[str, str]]:
     for item in _listed(payload.get("answers")):
         if not isinstance(item, Mapping):
             continue
-        rows.append((str(item.get("question") or item.get("question_id") or ""), _text(item)))
+        question = str(item.get("question") or item.get("question_id") or "")
+        rows.append((question, _marked(item)))
     return rows
+
+
+def _marked(item: Mapping[str, object]) -> str:
+    """An answer as people read it, with its provenance where it matters (issue 27)."""
+    provenance = item.get("provenance")
+    if provenance == "skipped":
+        return _("Skipped")
+    shown = _text(item)
+    if provenance == "default" and shown:
+        return _("%(answer)s (kept the default)") % {"answer": shown}
+    if provenance == "amended":
+        return _("%(answer)s (changed)") % {"answer": shown or _("(no answer)")}
+    return shown
 
 
 def _text(item: Mapping[str, object]) -> str:

@@ -113,6 +113,7 @@ def cache_key(message: MessageInput, state: MessageState, lang: str) -> str:
     if state.drafts:  # a saved draft is part of what the card shows
         answered += json.dumps(state.drafts, sort_keys=True)
     flags = f"{int(state.interactive)}{int(state.preview)}{int(message.readonly)}"
+    flags += f":{state.answer_url}:{state.change_url}"
     answered_hash = hashlib.sha1(answered.encode(), usedforsecurity=False).hexdigest()[:12]
     return f"{CACHE_PREFIX}:{message.id}:{digest.hexdigest()}:{flags}:{answered_hash}:{lang}"
 
@@ -132,6 +133,7 @@ def render_message(
     content, since the result is cached)."""
     parts: list[str] = []
     interactive: list[str] = []
+    versions: list[str] = []  # answered cards that may still change: their versions
     pending = False
     text = message.display_content or message.content
     render_md = markdown()
@@ -150,7 +152,7 @@ def render_message(
                 segment.raw,
                 n,
                 functools.partial(
-                    _segment_html, segment, message, state, render_md, draft, interactive
+                    _segment_html, segment, message, state, render_md, draft, interactive, versions
                 ),
             )
         )
@@ -168,7 +170,9 @@ def render_message(
                     message,
                     raw or "",
                     call_id,
-                    functools.partial(_card_html, result, message, state, draft, interactive),
+                    functools.partial(
+                        _card_html, result, message, state, draft, interactive, versions
+                    ),
                 )
             )
         else:
@@ -180,7 +184,7 @@ def render_message(
                 pending=result is None,
             )
             parts.append(render_to_string(CARD_TEMPLATES["async_error"], {"card": view}))
-    token = ("i" if interactive else "") + ("p" if pending else "")
+    token = ("i" if interactive else "") + ("p" if pending else "") + "".join(versions)
     return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
 
 
@@ -216,11 +220,12 @@ def _segment_html(
     markdown: Markdown,
     draft: Draft | None,
     interactive: list[str],
+    versions: list[str],
 ) -> str:
     if isinstance(segment, MarkdownSegment):
         return markdown(segment.raw)
     if isinstance(segment, QuestionnaireSegment):
-        return _card_html(segment.questionnaire, message, state, draft, interactive)
+        return _card_html(segment.questionnaire, message, state, draft, interactive, versions)
     if isinstance(segment, ResponseSegment):
         context = {
             "segment": segment,
@@ -241,6 +246,7 @@ def _card_html(
     state: MessageState,
     draft: Draft | None,
     interactive: list[str],
+    versions: list[str],
 ) -> str:
     own_draft = (
         draft if draft and draft.questionnaire_id == questionnaire.questionnaire_id else None
@@ -248,6 +254,8 @@ def _card_html(
     view = card_view(questionnaire, message_id=message.id, state=state, draft=own_draft)
     if view.interactive:
         interactive.append(view.form_id)
+    if view.version_state:
+        versions.append(view.version_state)
     return render_to_string(CARD_TEMPLATES["questionnaire"], {"card": view})
 
 

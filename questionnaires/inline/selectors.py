@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from django.utils.translation import gettext as _
 
@@ -24,16 +25,61 @@ from questionnaires.protocol import Questionnaire
 def answers_by_message(
     *, conversation_id: int, message_ids: Iterable[int] | None = None
 ) -> dict[int, dict[str, Answer]]:
-    """message id -> {questionnaire id -> Answer} for the conversation's submissions."""
+    """message id -> {questionnaire id -> its latest Answer, with the earlier versions}."""
     rows = Submission.objects.filter(conversation_id=conversation_id)
     if message_ids is not None:
         rows = rows.filter(message_id__in=list(message_ids))
-    found: dict[int, dict[str, Answer]] = defaultdict(dict)
-    for pk, message_id, qid, answers, other_text in rows.values_list(
-        "pk", "message_id", "questionnaire_id", "answers", "other_text"
+    versions: dict[tuple[int, str], list[Answer]] = defaultdict(list)
+    for (
+        pk,
+        message_id,
+        qid,
+        answers,
+        other_text,
+        skipped,
+        status,
+        version,
+        payload,
+        user_id,
+    ) in rows.order_by("version").values_list(
+        "pk",
+        "message_id",
+        "questionnaire_id",
+        "answers",
+        "other_text",
+        "skipped",
+        "status",
+        "version",
+        "payload",
+        "user_message_id",
     ):
-        found[message_id][qid] = Answer(key=pk, answers=answers or {}, other_text=other_text or {})
+        versions[(message_id, qid)].append(
+            Answer(
+                key=pk,
+                answers=answers or {},
+                other_text=other_text or {},
+                skipped=tuple(skipped or ()),
+                declined=status == Submission.Status.DECLINED,
+                version=version,
+                payload=payload or {},
+                user_message_id=user_id,
+            )
+        )
+    found: dict[int, dict[str, Answer]] = defaultdict(dict)
+    for (message_id, qid), listed in versions.items():
+        found[message_id][qid] = replace(listed[-1], earlier=tuple(listed[:-1]))
     return dict(found)
+
+
+def submission_latest(*, conversation_id: int, questionnaire_id: str) -> Submission | None:
+    """The latest answer version of a card (None while unanswered)."""
+    return (
+        Submission.objects.filter(
+            conversation_id=conversation_id, questionnaire_id=questionnaire_id
+        )
+        .order_by("-version")
+        .first()
+    )
 
 
 def submission_exists(*, conversation_id: int, questionnaire_id: str) -> bool:
@@ -87,3 +133,34 @@ def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> boo
     except ChatError:
         return False
     return not submission_exists(conversation_id=conversation.pk, questionnaire_id=questionnaire_id)
+
+
+def questions_asked(conversation: Conversation) -> int:
+    """Questions of every card the agent showed (blocks in its visible replies and
+    `questionnaire_async` results): the inline part of its question budget."""
+    messages = list(
+        conversation.messages.filter(role=Role.ASSISTANT, hidden=False).only(
+            "pk", "role", "content", "display_content", "tool_calls", "readonly"
+        )
+    )
+    call_ids = [
+        c.get("id", "") for m in messages for c in m.tool_calls or () if isinstance(c, Mapping)
+    ]
+    results = core_selectors.tool_results(conversation_id=conversation.pk, call_ids=call_ids)
+    total = 0
+    for m in messages:
+        if "questionnaire" not in (m.display_content or m.content) and not m.tool_calls:
+            continue  # no block can be in it: skip parsing
+        found = message_questionnaires(
+            MessageInput(
+                id=m.pk,
+                role=m.role,
+                content=m.display_content or m.content,
+                tool_calls=m.tool_calls or (),
+                tool_results=results,
+                readonly=m.readonly,
+            ),
+            lang=conversation.language,
+        )
+        total += sum(len(q.questions) for q in found.values())
+    return total

@@ -18,12 +18,19 @@ from chat.core import selectors as core_selectors
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
 from chat.core.services import answer_post
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.inline import selectors
 from questionnaires.inline.models import Submission
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import not_found, questionnaire_find
-from questionnaires.protocol import AnswerInvalid, build_response
+from questionnaires.protocol import (
+    AnswerInvalid,
+    BuiltResponse,
+    Questionnaire,
+    build_decline,
+    build_response,
+)
 from questionnaires.registry import input_refuse_if_waiting
 
 
@@ -43,12 +50,21 @@ def questionnaire_answer(
     other_text: Mapping[str, str],
     user: User | None,
     lang: str,
+    skipped: Sequence[str] = (),
+    declined: bool = False,
+    version: int | None = None,
 ) -> SubmitResult:
     """Answer a card: validate, record it once, post the answer as the next user message,
     lock the card everywhere, start the agent.  Raises :class:`ChatError`.
 
+    ``skipped`` question ids are answered empty (``provenance: skipped``); ``declined``
+    sends "I'd rather not answer" (``status: declined``) instead of answers.  ``version``
+    is the answer version the person is changing ("Change answer", issue 27): None for a
+    first answer.  Each version is recorded exactly once: a change of a version that is no
+    longer the latest (another tab changed it first) is 409 ``questionnaire_version_stale``.
+
     The conversation row is locked first, so concurrent submits run one after another;
-    the unique (conversation, questionnaire_id) constraint backs that up.
+    the unique (conversation, questionnaire_id, version) constraint backs that up.
     """
     with transaction.atomic():
         Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
@@ -61,37 +77,125 @@ def questionnaire_answer(
         )
         if message is None:  # questionnaire_find raised already; this tells the type checker
             raise not_found()
-        _check_state(conversation=conversation, message=message, questionnaire_id=questionnaire_id)
-        try:
-            built = build_response(questionnaire, answers, other_text=other_text, lang=lang)
-        except AnswerInvalid as exc:
-            raise ChatError(
-                "answer_invalid", _("Some answers need attention."), status=400, errors=exc.errors
-            ) from None
+        if version is None:
+            _check_state(
+                conversation=conversation, message=message, questionnaire_id=questionnaire_id
+            )
+            previous = None
+        else:
+            previous = _check_change(
+                conversation=conversation,
+                message=message,
+                questionnaire_id=questionnaire_id,
+                version=version,
+            )
+        built = _built(
+            questionnaire,
+            answers=answers,
+            other_text=other_text,
+            skipped=skipped,
+            declined=declined,
+            previous=previous,
+            lang=lang,
+        )
         try:
             with transaction.atomic():
                 submission = Submission.objects.create(
                     conversation_id=conversation.pk,
                     message=message,
                     questionnaire_id=questionnaire_id,
-                    answers=dict(answers),
-                    other_text=dict(other_text),
+                    answers={} if declined else dict(answers),
+                    other_text={} if declined else dict(other_text),
+                    skipped=[] if declined else [q for q in skipped if isinstance(q, str)],
+                    status=Submission.Status.DECLINED if declined else Submission.Status.SUBMITTED,
+                    version=1 if previous is None else previous.version + 1,
                     payload=built.payload,
                     submitted_by=user,
                 )
         except IntegrityError:
-            raise _already_submitted() from None
+            raise _already_submitted() if previous is None else _stale() from None
         input_refuse_if_waiting(conversation=conversation)
         user_message = answer_post(
             conversation=conversation,
             content=built.envelope,
             display_content=built.display,
-            lock_event={"message_id": message.pk, "questionnaire_id": questionnaire_id},
+            lock_event={
+                "message_id": message.pk,
+                "questionnaire_id": questionnaire_id,
+                "version": submission.version,
+            },
         )
         submission.user_message = user_message
         submission.save(update_fields=["user_message"])
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("inline", "answered").inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{questionnaire_id}")
     return SubmitResult(submission=submission, card_message=message, user_message=user_message)
+
+
+def _built(
+    questionnaire: Questionnaire,
+    *,
+    answers: Mapping[str, str | Sequence[str]],
+    other_text: Mapping[str, str],
+    skipped: Sequence[str],
+    declined: bool,
+    previous: Submission | None,
+    lang: str,
+) -> BuiltResponse:
+    earlier = previous.payload if previous is not None else None
+    amends = previous.user_message_id if previous is not None else None
+    if declined:
+        if previous is not None and previous.status == Submission.Status.DECLINED:
+            raise ChatError(
+                "answer_invalid", _("You already declined this questionnaire."), status=400
+            )
+        return build_decline(questionnaire, lang=lang, previous=earlier, amends=amends)
+    try:
+        return build_response(
+            questionnaire,
+            answers,
+            other_text=other_text,
+            lang=lang,
+            skipped=skipped,
+            previous=earlier,
+            amends=amends,
+        )
+    except AnswerInvalid as exc:
+        raise ChatError(
+            "answer_invalid", _("Some answers need attention."), status=400, errors=exc.errors
+        ) from None
+
+
+def _stale() -> ChatError:
+    return ChatError(
+        "questionnaire_version_stale",
+        _("This answer was changed meanwhile, maybe in another tab. Here is the latest one."),
+        status=409,
+    )
+
+
+def _check_change(
+    *, conversation: Conversation, message: Message, questionnaire_id: str, version: int
+) -> Submission:
+    """The answer being changed: it must exist and still be the latest version."""
+    if message.readonly:
+        raise ChatError(
+            "message_readonly",
+            _("This message is read-only, so its questionnaire can’t be answered."),
+            status=409,
+        )
+    latest = selectors.submission_latest(
+        conversation_id=conversation.pk, questionnaire_id=questionnaire_id
+    )
+    if latest is None:
+        raise ChatError(
+            "questionnaire_not_answered",
+            _("This questionnaire has no answer to change yet."),
+            status=409,
+        )
+    if latest.version != version:
+        raise _stale()
+    return latest
 
 
 def _already_submitted() -> ChatError:

@@ -12,4 +12,9 @@ urlpatterns = [
         views.questionnaire_submit_view,
         name="questionnaire_submit",
     ),
+    path(
+        "conversations/<id:conversation_id>/messages/<id:message_id>/answer/change",
+        views.questionnaire_change_view,
+        name="questionnaire_change",
+    ),
 ]

@@ -6,7 +6,8 @@ adapts HTTP (htmx, plain form POST, JSON) to it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from django.contrib.auth.decorators import login_required
@@ -15,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from chat.core import selectors
 from chat.core.errors import ChatError, NotFound
@@ -24,8 +25,8 @@ from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, card_notice_add, error_response, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
-from questionnaires.inline.presenter import Draft, answers_from_form
-from questionnaires.inline.selectors import questionnaire_find
+from questionnaires.inline.presenter import Draft, answers_from_form, skipped_from_form
+from questionnaires.inline.selectors import questionnaire_find, submission_latest
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.protocol import ProtocolError
 from questionnaires.registry import Refused
@@ -44,22 +45,33 @@ def questionnaire_submit_view(
         questionnaire_id=request.POST.get("questionnaire_id", ""), answers={}, other_text={}
     )
     try:
-        questionnaire_id, answers, other_text = _submitted(request, conversation, message, lang)
-        draft = Draft(questionnaire_id=questionnaire_id, answers=answers, other_text=other_text)
+        posted = _submitted(request, conversation, message, lang)
+        questionnaire_id = posted.questionnaire_id
+        draft = Draft(
+            questionnaire_id=questionnaire_id,
+            answers=posted.answers,
+            other_text=posted.other_text,
+            skipped=posted.skipped,
+            version=posted.version,
+        )
         result = questionnaire_answer(
             conversation=conversation,
             message_id=message.pk,
             questionnaire_id=questionnaire_id,
-            answers=answers,
-            other_text=other_text,
+            answers=posted.answers,
+            other_text=posted.other_text,
             user=signed_in(request),
             lang=lang,
+            skipped=posted.skipped,
+            declined=posted.declined,
+            version=posted.version,
         )
     except ChatError as refused:
         return _refused(request, conversation, message, draft, refused)
     if _wants_json(request):
         body = {"message_id": result.user_message.pk, "seq": result.user_message.seq}
-        return JsonResponse({**body, "questionnaire_id": questionnaire_id}, status=201)
+        extra = {"questionnaire_id": questionnaire_id, "version": result.submission.version}
+        return JsonResponse({**body, **extra}, status=201)
     if not request.htmx:
         url = reverse("chat:conversation", args=[conversation.pk])
         return redirect(f"{url}#msg-{result.user_message.pk}")
@@ -87,27 +99,23 @@ def _card_message(
     return conversation, message
 
 
+@dataclass(frozen=True)
+class _Posted:
+    questionnaire_id: str
+    answers: dict[str, str | list[str]]
+    other_text: dict[str, str]
+    skipped: list[str] = field(default_factory=list)
+    declined: bool = False
+    version: int | None = None
+
+
 def _submitted(
     request: HtmxRequest, conversation: Conversation, message: Message, lang: str
-) -> tuple[str, dict[str, str | list[str]], dict[str, str]]:
-    """(questionnaire id, answers by question id, other text by question id)."""
+) -> _Posted:
+    """What was posted: the card, its answers, skipped questions, a decline, and the answer
+    version a change replaces (issue 27)."""
     if _wants_json(request):
-        body = json_body(request)
-        answers, other = body.get("answers", {}), body.get("other_text") or {}
-        if not isinstance(answers, dict) or not isinstance(other, dict):
-            raise ChatError(
-                "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
-            )
-        if not all(_is_answer(v) for v in answers.values()) or not all(
-            isinstance(v, str) for v in other.values()
-        ):
-            raise ChatError(
-                "answer_invalid",
-                _("Each answer must be a string or a list of strings, each other text a string."),
-                status=400,
-            )
-        typed = cast(dict[str, str | list[str]], answers)  # checked just above
-        return str(body.get("questionnaire_id", "")), typed, cast(dict[str, str], other)
+        return _submitted_json(json_body(request))
     questionnaire_id = request.POST.get("questionnaire_id", "")
     questionnaire = questionnaire_find(
         conversation_id=conversation.pk,
@@ -115,8 +123,61 @@ def _submitted(
         questionnaire_id=questionnaire_id,
         lang=lang,
     )
-    posted, posted_other = answers_from_form(questionnaire, dict(request.POST.lists()))
-    return questionnaire_id, posted, posted_other
+    fields = dict(request.POST.lists())
+    posted, posted_other = answers_from_form(questionnaire, fields)
+    return _Posted(
+        questionnaire_id=questionnaire_id,
+        answers=posted,
+        other_text=posted_other,
+        skipped=skipped_from_form(questionnaire, fields),
+        declined=request.POST.get("action") == "decline",
+        version=_version(request.POST.get("version")),
+    )
+
+
+def _submitted_json(body: Mapping[str, object]) -> _Posted:
+    answers, other = body.get("answers", {}), body.get("other_text") or {}
+    if not isinstance(answers, dict) or not isinstance(other, dict):
+        raise ChatError(
+            "answer_invalid", _("“answers” and “other_text” must be objects."), status=400
+        )
+    if not all(_is_answer(v) for v in answers.values()) or not all(
+        isinstance(v, str) for v in other.values()
+    ):
+        raise ChatError(
+            "answer_invalid",
+            _("Each answer must be a string or a list of strings, each other text a string."),
+            status=400,
+        )
+    skipped, declined, version = body.get("skipped", []), body.get("declined", False), None
+    if not isinstance(skipped, list) or not all(isinstance(q, str) for q in skipped):
+        raise ChatError("answer_invalid", _("“skipped” must be a list of question ids."))
+    if not isinstance(declined, bool):
+        raise ChatError("answer_invalid", _("“declined” must be true or false."))
+    if body.get("version") is not None:
+        version = _version(body.get("version"))
+        if version is None:
+            raise ChatError("answer_invalid", _("“version” must be a positive integer."))
+    typed = cast(dict[str, str | list[str]], answers)  # checked just above
+    return _Posted(
+        questionnaire_id=str(body.get("questionnaire_id", "")),
+        answers=typed,
+        other_text=cast(dict[str, str], other),
+        skipped=cast(list[str], skipped),
+        declined=declined,
+        version=version,
+    )
+
+
+def _version(raw: object) -> int | None:
+    """A posted answer version: a positive integer (at most 9 digits), else None."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw if 0 < raw < 10**9 else None
+    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 9:
+        return int(raw) or None
+    return None
 
 
 def _is_answer(value: object) -> bool:
@@ -143,11 +204,13 @@ def _refused(
     status = refused.status
     shown: Refused | None = None
     notice = None
-    if refused.code == "questionnaire_already_submitted":
+    if refused.code in ("questionnaire_already_submitted", "questionnaire_version_stale"):
         notice = {
             "message_id": message.pk,
             "code": refused.code,
-            "text": _(
+            "text": refused.message
+            if refused.code == "questionnaire_version_stale"
+            else _(
                 "This questionnaire was already answered, maybe in another tab. "
                 "Here is the answer that counts."
             ),
@@ -175,3 +238,35 @@ def _refused(
     context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)
+
+
+@login_required
+@require_GET
+def questionnaire_change_view(
+    request: HtmxRequest, conversation_id: int, message_id: int
+) -> HttpResponse:
+    """ "Change answer": the answered card reopened with its latest answer filled in (the
+    message for htmx, the whole page without JavaScript).  It posts a change of that
+    version to the answer URL.  Another user's conversation or an unknown card is a 404."""
+    conversation, message = _card_message(request, conversation_id, message_id)
+    questionnaire_id = request.GET.get("questionnaire_id", "")
+    latest = submission_latest(conversation_id=conversation.pk, questionnaire_id=questionnaire_id)
+    if latest is None or latest.message_id != message.pk or message.readonly:
+        raise Http404(_("This questionnaire has no answer to change."))
+    reopened = Refused(
+        kind=KIND.name,
+        message_id=message.pk,
+        value=Draft(
+            questionnaire_id=questionnaire_id,
+            answers=latest.answers,
+            other_text=latest.other_text,
+            skipped=tuple(latest.skipped or ()),
+            still_interactive=True,
+            version=latest.version,
+        ),
+    )
+    if request.htmx:
+        (item,) = message_items_for(conversation=conversation, messages=[message], refused=reopened)
+        return render(request, "chat/conversation.html#message", {"item": item})
+    context = conversation_page(conversation=conversation, form=MessageForm(), refused=reopened)
+    return render(request, "chat/conversation.html", context)

@@ -7,12 +7,13 @@ so they can never disagree.  See ``README.md`` in this package for the error cod
 from __future__ import annotations
 
 from .async_tool import questionnaire_async, questionnaire_from_tool_result
+from .budget import QuestionBudget
 from .interactive_form import FormNormalization, normalize_interactive_form
 from .interactive_form_answers import AnswerCheck, validate_form_answers
 from .names import OTHER_VALUE, RENDERED_NAMES, SELF_CHECK_NAMES
 from .parser import parse_message
 from .prompt import SYSTEM_PROMPT, system_prompt
-from .response import build_response
+from .response import build_decline, build_response
 from .segments import (
     AnswerInvalid,
     BuiltResponse,
@@ -54,6 +55,8 @@ __all__ = [
     "SelfCheckIssue",
     "SelfCheckResult",
     "ToolResultInvalid",
+    "QuestionBudget",
+    "build_decline",
     "build_response",
     "normalize_interactive_form",
     "parse_message",

@@ -80,6 +80,17 @@ If the tool `questionnaire_async` is available, you may instead call it with
 ends your turn; the user's answers arrive as the next user message. If it returns
 errors, fix the arguments and call it again.
 
+## How each answer came to be
+Every answer carries `provenance`: `chosen` (the user picked it), `default` (the user
+left your default as it was: treat it as a weak answer, not a decision), `free_text`
+(typed by the user, including "Other"), `skipped` (the user chose not to answer this
+question: don't ask it again right away), `amended` (the user changed an earlier answer).
+`"status": "declined"` means the user would rather not answer the whole questionnaire:
+go on without it and don't ask the same again. A changed answer carries
+`"amends": <id of the earlier answer message>` and `"version"`: the latest version
+replaces the earlier one; redo whatever depended on it. Structured answers
+(`structured_answer`) and form results carry the same `provenance` words.
+
 ## Don'ts
 - Don't ask the same thing twice, as prose and as a questionnaire.
 - Only code (```yaml, indented or `inline`) shows an example without activating it.
@@ -150,6 +161,15 @@ questions:
 调用它（题型 `single_choice`、`multi_choice`、`free_text`；选项可以是字符串或
 {value, label}）。它会校验问题并结束本轮执行；用户的回答会作为下一条 user 消息到达。
 如果返回错误，请修正参数后重新调用。
+
+## 每个回答的来源
+每个回答都带有 `provenance`：`chosen`（用户自己选的）、`default`（用户保留了你给的默认值：
+把它当作较弱的回答，而不是明确的决定）、`free_text`（用户输入的文字，包括“其他”）、
+`skipped`（用户选择不回答这一题：不要马上再问）、`amended`（用户修改了之前的回答）。
+`"status": "declined"` 表示用户不想回答整份问卷：不依赖它继续，也不要再问同样的问题。
+修改后的回答带有 `"amends": <原回答消息的 id>` 和 `"version"`：最新版本取代之前的版本，
+请重新处理依赖它的内容。结构化回答（`structured_answer`）和表单结果使用同样的
+`provenance` 取值。
 
 ## 不要
 - 不要把同一个问题既用文字又用问卷问一遍。

@@ -13,12 +13,21 @@ lists the values in the order the options are listed (not the order they were cl
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from .catalogs import text
 from .error_messages import make_error, type_name
 from .names import OTHER_VALUE, envelope_type, response_tag
+from .provenance import (
+    AMENDED,
+    DECLINED,
+    DEFAULT,
+    SKIPPED,
+    SUBMITTED,
+    answer_provenance,
+    same_answer,
+)
 from .segments import AnswerInvalid, BuiltResponse, ProtocolError, Question, Questionnaire
 
 AnswerValue = str | Sequence[str]
@@ -134,39 +143,142 @@ def build_response(
     answers: Mapping[str, AnswerValue],
     *,
     other_text: Mapping[str, str] | None = None,
-    status: str = "submitted",
+    status: str = SUBMITTED,
     lang: str = "en",
+    skipped: Collection[str] = (),
+    previous: Mapping[str, Any] | None = None,
+    amends: int | str | None = None,
 ) -> BuiltResponse:
     """Validate ``answers`` (question id → value; a list of values for multi choice)
     and build the response envelope and its readable text.
 
     :data:`OTHER_VALUE` selects "Other" where ``allow_other`` is set; its text comes
-    from ``other_text[question_id]``.  Raises :class:`AnswerInvalid` listing every
-    problem.
+    from ``other_text[question_id]``.  Questions in ``skipped`` are answered empty with
+    ``provenance: "skipped"`` (their posted values are ignored).  Every answer carries its
+    ``provenance`` (see :mod:`.provenance`).  ``previous`` is the payload of the answer
+    this one replaces and ``amends`` the id of its message: answers that differ from it
+    become ``amended``, the envelope gains ``amends`` and ``version``, and the readable
+    text says what changed.  Raises :class:`AnswerInvalid` listing every problem (also
+    ``answer.unchanged`` when a change changes nothing).
     """
     builder = _Builder(other_text or {}, lang)
     known = {q.id for q in questionnaire.questions}
-    for qid in answers:
+    for qid in [*answers, *skipped]:
         if qid not in known:
             builder.error("answer.question_unknown", str(qid), question_id=qid)
     if not isinstance(status, str) or not status.strip():
         builder.error("answer.status_invalid", "status")
-    items = [builder.answer(q, answers.get(q.id)) for q in questionnaire.questions]
+    items: list[dict[str, Any]] = []
+    for question in questionnaire.questions:
+        if question.id in skipped:
+            items.append(_skipped(question))
+            continue
+        item = builder.answer(question, answers.get(question.id))
+        if item is not None:
+            items.append({**item, "provenance": answer_provenance(question, item)})
     if builder.errors:
         raise AnswerInvalid(tuple(builder.errors))
+    before = _previous_items(previous)
+    if previous is not None:
+        items = [_amended(item, before.get(item["question_id"])) for item in items]
+        if all(item["provenance"] != AMENDED for item in items) and (
+            previous.get("status") != DECLINED
+        ):
+            builder.error("answer.unchanged", "answers")
+            raise AnswerInvalid(tuple(builder.errors))
+    payload = _payload(questionnaire, status, items, previous=previous, amends=amends)
+    display = (
+        change_text(questionnaire, payload, before, lang)
+        if previous is not None
+        else display_text(questionnaire, payload, lang)
+    )
+    return BuiltResponse(
+        envelope=_envelope(questionnaire, payload), display=display, payload=payload
+    )
+
+
+def build_decline(
+    questionnaire: Questionnaire,
+    *,
+    lang: str = "en",
+    previous: Mapping[str, Any] | None = None,
+    amends: int | str | None = None,
+) -> BuiltResponse:
+    """The envelope of a declined card (MCP's *decline*: the person would rather not
+    answer): ``status: "declined"`` and no answers."""
+    payload = _payload(questionnaire, DECLINED, [], previous=previous, amends=amends)
+    title = questionnaire.title or text("text.untitled", lang)
+    display = f"{title}\n{text('text.declined', lang)}"
+    return BuiltResponse(
+        envelope=_envelope(questionnaire, payload), display=display, payload=payload
+    )
+
+
+def _payload(
+    questionnaire: Questionnaire,
+    status: str,
+    items: list[dict[str, Any]],
+    *,
+    previous: Mapping[str, Any] | None,
+    amends: int | str | None,
+) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "type": envelope_type(questionnaire.name),
         "questionnaire_id": questionnaire.questionnaire_id,
         "status": status,
-        "answers": [item for item in items if item is not None],
+        "answers": items,
     }
+    # Additive keys (issue 27) after the four of DESIGN §4.10.
+    if previous is not None:
+        earlier = previous.get("version")
+        if amends is not None:
+            payload["amends"] = amends
+        payload["version"] = (earlier if isinstance(earlier, int) else 1) + 1
+    return payload
+
+
+def _envelope(questionnaire: Questionnaire, payload: Mapping[str, Any]) -> str:
     tag = response_tag(questionnaire.name)
     # "</" is written "<\/" (same JSON value) so typed text can never close the tag early.
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    envelope = f"<{tag}>{body}</{tag}>"
-    return BuiltResponse(
-        envelope=envelope, display=display_text(questionnaire, payload, lang), payload=payload
-    )
+    return f"<{tag}>{body}</{tag}>"
+
+
+def _skipped(question: Question) -> dict[str, Any]:
+    head: dict[str, Any] = {
+        "question_id": question.id,
+        "question": question.text,
+        "type": question.type,
+    }
+    if question.type == "multi_choice":
+        head.update(answer=[], values=[], labels=[])
+    elif question.type == "single_choice":
+        head.update(answer="", value="", label="")
+    else:
+        head["answer"] = ""
+    return {**head, "provenance": SKIPPED}
+
+
+def _previous_items(previous: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+    if previous is None:
+        return {}
+    found = previous.get("answers")
+    if not isinstance(found, list):
+        return {}
+    return {
+        str(item.get("question_id")): item
+        for item in found
+        if isinstance(item, Mapping) and item.get("question_id") is not None
+    }
+
+
+def _amended(item: dict[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An answer of a change: ``amended`` when it differs from the earlier one, else it
+    keeps the earlier provenance (a default left alone stays ``default``)."""
+    if before is None or not same_answer(before, item):
+        return {**item, "provenance": AMENDED}
+    earlier = before.get("provenance")
+    return {**item, "provenance": earlier if isinstance(earlier, str) else item["provenance"]}
 
 
 def display_text(questionnaire: Questionnaire, payload: Mapping[str, Any], lang: str) -> str:
@@ -174,8 +286,42 @@ def display_text(questionnaire: Questionnaire, payload: Mapping[str, Any], lang:
     sep = text("text.separator", lang)
     lines = [questionnaire.title or text("text.untitled", lang)]
     for item in payload.get("answers", []):
-        lines.append(f"{item.get('question', '')}{sep}{_answer_text(item, lang, sep)}")
+        lines.append(f"{item.get('question', '')}{sep}{_marked(item, lang, sep)}")
     return "\n".join(lines)
+
+
+def change_text(
+    questionnaire: Questionnaire,
+    payload: Mapping[str, Any],
+    before: Mapping[str, Mapping[str, Any]],
+    lang: str,
+) -> str:
+    """The readable change: what the answer now says, question by question, for the
+    answers that changed (``new (was: old)``)."""
+    sep = text("text.separator", lang)
+    title = questionnaire.title or text("text.untitled", lang)
+    lines = [text("text.changed_head", lang, title=title)]
+    for item in payload.get("answers", []):
+        if item.get("provenance") != AMENDED:
+            continue
+        old = before.get(str(item.get("question_id")))
+        now = _marked(item, lang, sep)
+        if old is not None:
+            was = _marked(old, lang, sep)
+            now = text("text.changed_line", lang, now=now, was=was)
+        lines.append(f"{item.get('question', '')}{sep}{now}")
+    return "\n".join(lines)
+
+
+def _marked(item: Mapping[str, Any], lang: str, sep: str) -> str:
+    """An answer's text with its provenance mark where people should see it."""
+    provenance = item.get("provenance")
+    if provenance == SKIPPED:
+        return text("text.skipped", lang)
+    shown = _answer_text(item, lang, sep)
+    if provenance == DEFAULT and shown != text("text.no_answer", lang):
+        return text("text.kept_default", lang, answer=shown)
+    return shown
 
 
 def _answer_text(item: Mapping[str, Any], lang: str, sep: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from .budget import QuestionBudget, budget_errors
 from .catalogs import text
 from .error_messages import make_error
 from .names import SELF_CHECK_NAMES
@@ -45,6 +46,8 @@ def self_check(
     *,
     lang: str = "en",
     required_names: Collection[str] = (),
+    budget: QuestionBudget | None = None,
+    tool_cards: Sequence[int] = (),
 ) -> SelfCheckResult:
     """Check the protocol blocks of the latest reply.
 
@@ -53,13 +56,19 @@ def self_check(
     repaired reply must contain a block of each again (either encoding).  When the
     check fails, ``diagnostic`` is the hidden message asking the model to output the
     complete corrected reply, in ``lang``.
+
+    ``budget`` (issue 27) limits how much the reply asks: its valid questionnaire blocks
+    plus ``tool_cards`` (the questions of each card the same step's tool calls open, see
+    :func:`.budget.call_questions`).  Over budget is an issue with an empty ``name``
+    (nothing has to come back in the repair: asking less, or nothing, passes).
     """
     if isinstance(subject, str):
         reply: str | None = subject if subject.strip() else None
     else:
         reply = latest_reply(subject)
-    if reply is None:
+    if reply is None and not (budget is not None and any(tool_cards)):
         return SelfCheckResult(passed=True)
+    reply = reply or ""
     segments = parse_with_names(
         reply,
         message_id="selfcheck",
@@ -70,9 +79,11 @@ def self_check(
     )
     issues: list[SelfCheckIssue] = []
     present: set[str] = set()
+    cards: list[int] = []
     for segment in segments:
         if isinstance(segment, QuestionnaireSegment):
             present.add(segment.name)
+            cards.append(len(segment.questionnaire.questions))
         elif isinstance(segment, InvalidSegment):
             present.add(segment.name)
             issues.extend(
@@ -82,6 +93,11 @@ def self_check(
     for name in sorted(set(required_names) - present):
         error = make_error("selfcheck.name_missing", "", lang, name=name)
         issues.append(SelfCheckIssue(name, None, error.code, error.path, error.message))
+    if budget is not None and budget.limited:
+        issues.extend(
+            SelfCheckIssue("", None, e.code, e.path, e.message)
+            for e in budget_errors([*cards, *tool_cards], budget, lang)
+        )
     if not issues:
         return SelfCheckResult(passed=True, inspected=reply)
     return SelfCheckResult(
@@ -89,7 +105,7 @@ def self_check(
         issues=tuple(issues),
         inspected=reply,
         diagnostic=diagnostic_text(issues, lang),
-        failed_names=frozenset(i.name for i in issues),
+        failed_names=frozenset(i.name for i in issues if i.name),
     )
 
 
@@ -102,7 +118,7 @@ def diagnostic_text(issues: Sequence[SelfCheckIssue], lang: str) -> str:
     a hostile reply must not turn into a huge prompt)."""
     lines = [text("text.diagnostic.head", lang)]
     for issue in issues[:DIAGNOSTIC_ISSUES]:
-        where = f"{issue.name}" + (f" ({issue.encoding})" if issue.encoding else "")
+        where = (issue.name or "budget") + (f" ({issue.encoding})" if issue.encoding else "")
         path = f" {issue.path}" if issue.path else ""
         lines.append(f"- {where}{path}: {issue.message} [{issue.code}]")
     more = len(issues) - DIAGNOSTIC_ISSUES

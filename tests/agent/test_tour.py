@@ -29,7 +29,9 @@ EXPECTED = [
     Stop.AWAITING_USER_INPUT,  # ask_user_options (spec 004)
     Stop.AWAITING_USER_INPUT,  # an MCP server's elicitation, then a questionnaire
     Stop.MAX_ITERATIONS,  # the pause questionnaire
-    Stop.COMPLETED,  # resumed
+    Stop.AWAITING_USER_INPUT,  # resumed: keep a default, skip, decline (issue 27)
+    Stop.AWAITING_USER_INPUT,  # change an answer; the question budget repaired
+    Stop.COMPLETED,  # the end
 ]
 
 
@@ -40,15 +42,17 @@ def test_every_step_of_the_tour(lang):
     seen = []
     for number, step in enumerate(script.steps, start=1):
         client = ScriptedClient(step.turns)
-        config = LoopConfig(lang=lang, max_iterations=step.max_iterations or 50)
+        config = LoopConfig(lang=lang, max_iterations=step.max_iterations or 50, budget=step.budget)
         events = list(run_loop(client=client, tools=(*TOOLS, RESERVE), messages=[], config=config))
         assert client.calls == len(step.turns), f"step {number} left turns unused"
         seen.append(events[-1].stop_reason)
         failures = [e for e in events if isinstance(e, SelfCheckFailed)]
         shown = [e for e in events if isinstance(e, AssistantMessage)]
         assert all(m.kind != "self_check_gave_up" for m in shown)
-        if number == 5:
+        if number in (5, 11):
             assert len(failures) == 1
+            if number == 11:  # the budget's precise repair request
+                assert [i["code"] for i in failures[0].issues] == ["selfcheck.budget_turn"]
         else:
             assert not failures, f"step {number}: {failures}"
         results = [e.result for e in events if isinstance(e, ToolResultEvent)]

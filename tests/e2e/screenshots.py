@@ -401,7 +401,7 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
         card = page.locator("#messages section.qcard-interactive").last
         card.wait_for(timeout=15000)
         qid = card.get_attribute("data-questionnaire-id")
-        card.locator("button[type=submit]").click()
+        card.locator("button[type=submit]:not([value=decline])").click()
         expect(page.locator(f'section[data-questionnaire-id="{qid}"]')).to_have_attribute(
             "data-card-mode", "answered", timeout=15000
         )

@@ -32,7 +32,7 @@ def answer_card(page, previous_id: str | None) -> str:
     expect(card).to_be_visible(timeout=TIMEOUT)
     qid = card.get_attribute("data-questionnaire-id")
     assert qid
-    card.locator("button[type=submit]").click()
+    card.locator("button[type=submit]:not([value=decline])").click()
     expect(page.locator(f'section[data-questionnaire-id="{qid}"]')).to_have_attribute(
         "data-card-mode", "answered", timeout=TIMEOUT
     )
@@ -63,6 +63,10 @@ def test_protocol_tour(page, server):
 
     # 6: questionnaire_async — a parameter-error card, then the working card.
     expect(page.locator("#messages")).to_contain_text("fixed the arguments", timeout=TIMEOUT)
+    # the failed card is one calm line; what went wrong is behind "Details"
+    error = page.locator("#messages .qcard-error").first
+    expect(error).to_contain_text("had trouble showing a question")
+    expect(error.locator("details")).not_to_have_attribute("open", "")
     qid = answer_card(page, qid)
     assert qid.startswith("call_r"), qid  # a tool card's id is its tool-call id
 
@@ -88,10 +92,12 @@ def test_protocol_tour(page, server):
     expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
-    expect(pause.get_by_role("radio", name="Continue")).to_be_checked()
+    # one clear button, not a one-radio group plus a Send
+    expect(pause.get_by_role("radio")).to_have_count(0)
+    expect(pause.get_by_role("button", name="Continue")).to_be_visible()
     answer_card(page, qid)
 
-    # 10: answering "Continue" resumes the work.
+    # 10: answering "Continue" resumes the work (and asks about defaults, skips, declines).
     expect(page.locator("#messages")).to_contain_text("Resumed", timeout=TIMEOUT)
     expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
     runs = server.shell(
@@ -101,7 +107,7 @@ def test_protocol_tour(page, server):
     )
     assert re.findall(r"'(\w+)'", runs) == ["awaiting_user_input"] * 8 + [
         "max_iterations",
-        "completed",
+        "awaiting_user_input",
     ]
 
 

@@ -292,6 +292,10 @@ def test_a_stale_tab_shows_the_accepted_answer_and_the_newer_messages(page, serv
     expect(page.locator(f"#msg-{mid}").get_by_role("alert")).to_have_attribute(
         "data-error-code", "questionnaire_already_submitted"
     )
+    # Bug 2: the notice is where the person is looking (under the card, focused, in view)
+    notice = page.locator(f"#msg-{mid} .msg-notice")
+    expect(notice).to_be_focused()
+    assert in_view(page, f"#msg-{mid} .msg-notice")
     card = page.locator(f"#msg-{mid} .qcard")
     # ... and it shows what was accepted, plus everything that followed
     expect(card).to_have_attribute("data-card-mode", "answered")

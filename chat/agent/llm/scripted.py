@@ -13,6 +13,7 @@ reply never claims a success the tool did not have).
 stream: {chunk_chars: 16, delay_seconds: 0}
 steps:
   - max_iterations: 2          # optional: a smaller loop limit for this step
+    budget: {per_turn: 2}      # optional: this step's question budget (issue 27)
     turns:
       - text: "Let me ask you."
         tool_calls: [{name: questionnaire_async, arguments: {questions: []}}]
@@ -33,9 +34,10 @@ from typing import Any
 import yaml
 
 from chat.agent.events import ToolCall
+from questionnaires.protocol.budget import QuestionBudget
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Completion, LLMError
+from .base import Completion, LLMError, usage_estimate
 
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -66,6 +68,9 @@ class Turn:
 class Step:
     turns: tuple[Turn, ...]
     max_iterations: int | None = None
+    # The step's own question budget (`per_turn`, `per_conversation`, `one_card`), shown
+    # by the tour; None: the agent's.
+    budget: QuestionBudget | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,26 @@ def _step(data: Any, where: str) -> Step:
         raise ScriptError(f"{where}: a step needs a list of turns")
     turns = tuple(_turn(t, f"{where}.turns[{n}]") for n, t in enumerate(data["turns"], 1))
     limit = data.get("max_iterations")
-    return Step(turns=turns, max_iterations=int(limit) if limit else None)
+    budget = data.get("budget")
+    if budget is not None and not isinstance(budget, Mapping):
+        raise ScriptError(f"{where}.budget: must be a mapping")
+    return Step(
+        turns=turns,
+        max_iterations=int(limit) if limit else None,
+        budget=_budget(budget) if budget is not None else None,
+    )
+
+
+def _budget(data: Mapping[str, Any]) -> QuestionBudget:
+    def limit(key: str) -> int | None:
+        value = data.get(key)
+        return int(value) if value is not None else None
+
+    return QuestionBudget(
+        per_turn=limit("per_turn"),
+        per_conversation=limit("per_conversation"),
+        one_card=bool(data.get("one_card", False)),
+    )
 
 
 def script_parse(text: str) -> Script:
@@ -177,4 +201,7 @@ class ScriptedClient:
             ToolCall(c.id or f"{self.call_prefix}_{index + 1}_{n}", c.name, c.arguments)
             for n, c in enumerate(turn.tool_calls, start=1)
         )
-        yield Completion(turn.text, calls, "tool_calls" if calls else "stop")
+        # An offline script costs nothing: its usage is what a model would have taken,
+        # estimated (and marked so), so budgets and dashboards can be tried out offline.
+        usage = usage_estimate(messages, tools, turn.text, calls)
+        yield Completion(turn.text, calls, "tool_calls" if calls else "stop", usage)

@@ -64,6 +64,7 @@ def test_click_writes_state_with_full_confidence(external, make_ask):
         "display_text": "轻微疼痛",
         "source": "user_option_click",
         "turn_id": "turn_1",
+        "provenance": "chosen",  # issue 27, additive
     }
     patch = _events(external, "consultation_state_patch")[-1].data
     assert {"op": "add", "path": "/consultation_state/pain_level", "value": "mild"} in patch[

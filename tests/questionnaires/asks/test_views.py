@@ -80,9 +80,9 @@ def test_htmx_answer_returns_locked_widget(client_in, external, make_ask):
     widget, _sep, panel = response.content.decode().partition('<div id="state-panel-body"')
     # Folded to its question with an "Answered" chip; inside, the chosen option marked.
     assert 'data-state="answered"' in widget and "<details" in widget
-    assert (
-        'class="qcard-opt is-chosen"' in widget and "轻微疼痛" in widget and "<form" not in widget
-    )
+    assert 'class="qcard-opt is-chosen"' in widget and "轻微疼痛" in widget
+    # locked: the only form left is "Change answer" (issue 27), behind a disclosure
+    assert widget.count("<form") == 1 and "/change" in widget
     # The state panel's body comes along out of band: this tab never misses the slot.
     assert 'hx-swap-oob="innerHTML"' in panel and 'data-field="pain_level"' in panel
     assert StructuredAnswer.objects.get().source == "user_option_click"
@@ -101,6 +101,22 @@ def test_no_js_answer_redirects_and_errors_keep_text(client_in, external, make_a
     assert response.status_code == 302
     row = StructuredAnswer.objects.get()
     assert (row.source, row.value, row.raw_text) == ("user_free_text", "stairs hurt", "stairs hurt")
+
+
+def test_a_stale_page_answering_an_answered_ask_without_js_is_redirected_with_why(
+    client_in, external, make_ask
+):
+    """Bug 1/2 without JavaScript: post, redirect, get — a reload never posts again, and
+    the page says (once, under the question) that it was already answered."""
+    ask = make_ask()
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    assert client_in.post(url, {"action": "option", "value": "mild"}).status_code == 302
+    response = client_in.post(url, {"action": "option", "value": "severe"})
+    assert response.status_code == 302 and response["Location"].endswith(f"#msg-{ask.pk}")
+    page = client_in.get(response["Location"]).content.decode()
+    assert "already been answered" in page and 'class="msg-notice"' in page
+    assert "already been answered" not in client_in.get(response["Location"]).content.decode()
+    assert StructuredAnswer.objects.get().value == "mild"
 
 
 def test_skip_and_superseded(client_in, external, make_ask):

@@ -183,3 +183,30 @@ def test_typed_text_is_refused_while_a_card_waits(conversation, pending):
         input_refuse_if_waiting(conversation=conversation)
     assert error.value.code == "pending_elicitation" and error.value.status == 409
     assert error.value.details == {"elicitation_id": pending.pk}
+
+
+def test_an_accepted_form_tells_the_server_how_each_field_came_to_be(user, pending):
+    """Issue 27: the provenance travels in the result's `_meta` (the content must keep to
+    the server's schema), the same words as the questionnaire envelopes."""
+    from mcp import types
+
+    from questionnaires.elicitations.services import ElicitationOutcome, outcome_of
+    from questionnaires.protocol.provenance import PROVENANCE_META_KEY
+
+    row = elicitation_answer(
+        elicitation=pending, action="accept", data={**GOOD, "answer-ok": ["true"]}, user=user
+    )
+    outcome = outcome_of(row)
+    assert outcome.provenance == {
+        "name": "free_text",
+        "age": "free_text",
+        "ok": "default",
+        "size": "skipped",
+        "tags": "chosen",
+        "day": "skipped",
+        "email": "skipped",
+    }
+    result = types.ElicitResult(action="accept", content=outcome.content, _meta=outcome.meta)
+    dumped = result.model_dump(by_alias=True, exclude_none=True)
+    assert dumped["_meta"][PROVENANCE_META_KEY]["ok"] == "default"
+    assert ElicitationOutcome(action="decline", content=None).meta is None

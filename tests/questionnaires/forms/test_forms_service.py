@@ -164,6 +164,7 @@ def test_accepted_answer_becomes_the_tool_result_and_a_readable_message(conversa
         "question": "Colour?",
         "value": "blue",
         "label": "blue",
+        "provenance": "chosen",  # issue 27, additive
     }
     assert result["answers"][1]["values"] == ["b"]
     assert "waiting_for_user_response" not in tool.content

@@ -55,6 +55,7 @@ def test_submit_posts_envelope_and_readable_answer_locks_and_starts_the_agent(
     assert locked.data == {
         "message_id": card_message.pk,
         "questionnaire_id": f"{card_message.pk}_q1",
+        "version": 1,
     }
     # the echo agent answered the envelope: the next turn started
     assert Message.objects.filter(

@@ -38,7 +38,8 @@ def test_htmx_submit_returns_locked_card_and_appends_user_message(client_in, car
     assert response.status_code == 200
     html = response.content.decode()
     assert f'id="msg-{card_message.pk}"' in html and "qcard-answered" in html
-    assert 'value="Car" checked' in html and "data-card-state" not in html
+    # answered, the card can still be changed (issue 27): other tabs follow its version
+    assert 'value="Car" checked' in html and 'data-card-state="v1"' in html
     answer = Message.objects.get(role="user", content__startswith="<questionnaire-response>")
     assert 'hx-swap-oob="beforeend:#messages"' in html and f'id="msg-{answer.pk}"' in html
     assert_inert(html, allow_forms=True)

@@ -45,14 +45,17 @@ def _questionnaire(name: str = "questionnaire", *questions: Question) -> Questio
 
 
 def test_spec_example_envelope_exactly() -> None:
+    """The spec's envelope, key for key and in order, plus the additive ``provenance``
+    (issue 27) after the spec's keys of each answer."""
     built = build_response(_questionnaire(), {"q1": "继续"})
     assert built.envelope == (
         '<questionnaire-response>{"type":"questionnaire_response","questionnaire_id":'
         '"MESSAGE_ID_q1","status":"submitted","answers":[{"question_id":"q1","question":'
-        '"是否继续当前任务？","type":"single_choice","answer":"继续","value":"继续","label":"继续"}]}'
+        '"是否继续当前任务？","type":"single_choice","answer":"继续","value":"继续","label":"继续",'
+        '"provenance":"default"}]}'
         "</questionnaire-response>"
     )
-    assert built.display == "任务已暂停\n是否继续当前任务？: 继续"
+    assert built.display == "任务已暂停\n是否继续当前任务？: 继续 (kept the default)"
 
 
 def test_sage_name_uses_sage_type_and_tag() -> None:
@@ -79,16 +82,18 @@ def test_multi_choice_and_other() -> None:
         "values": ["docker", "ci", OTHER_VALUE],
         "labels": ["Docker", "CI", "Other"],
         "other_text": "Kubernetes",
+        "provenance": "free_text",
     }
     assert answers[2] == {
         "question_id": "q3",
         "question": "Notes?",
         "type": "free_text",
         "answer": "none",
+        "provenance": "free_text",
     }
     assert built.display.splitlines() == [
         "任务已暂停",
-        "是否继续当前任务？: 继续",
+        "是否继续当前任务？: 继续 (kept the default)",
         "Extras?: Docker, CI, Other: Kubernetes",
         "Notes?: none",
     ]
