@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
@@ -64,7 +63,7 @@ def answers_view(request: HttpRequest, conversation_id: int) -> JsonResponse:
     )
 
 
-def _change(conversation: Conversation, body: Mapping[str, Any]) -> StructuredAnswer:
+def _change(conversation: Conversation, body: Mapping[str, object]) -> StructuredAnswer:
     version, field, turn_id = body.get("version"), body.get("field"), body.get("turn_id", "")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ChatError("answer_invalid", _("“version” must be a positive integer."))
