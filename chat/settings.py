@@ -501,6 +501,10 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = os.environ.get(
     "CELERY_BEAT_SCHEDULE_FILENAME", str(BASE_DIR / ".celerybeat-schedule")
 )
+# How often Celery beat brings the questionnaire analytics up to date (admin's numbers lag
+# the chat by at most this much; admin's "Refresh now" and `manage.py analytics_refresh`
+# do it at once).
+ANALYTICS_REFRESH_SECONDS = float(os.environ.get("ANALYTICS_REFRESH_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE = {
     # Resume (or fail, after AGENT_MAX_ATTEMPTS) runs whose worker died.
     "runs-reap": {
@@ -510,6 +514,12 @@ CELERY_BEAT_SCHEDULE = {
     },
     # The event table grows with every streamed fragment; old ones are dropped.
     "events-prune": {"task": "chat.events_prune", "schedule": 3600.0, "options": {"expires": 3600}},
+    # Questionnaire analytics: cards shown and settled since the last refresh.
+    "analytics-refresh": {
+        "task": "chat.analytics_refresh",
+        "schedule": ANALYTICS_REFRESH_SECONDS,
+        "options": {"expires": ANALYTICS_REFRESH_SECONDS},
+    },
     # Login sessions past their expiry (Django's clearsessions).
     "sessions-clear": {"task": "chat.sessions_clear", "schedule": 86400.0},
 }

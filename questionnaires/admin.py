@@ -2,7 +2,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from questionnaires.models import Elicitation, InteractiveForm, StructuredAnswer, Submission
+from questionnaires.analytics.admin import CardDefinitionAdmin
+from questionnaires.models import (
+    CardDefinition,
+    Elicitation,
+    InteractiveForm,
+    StructuredAnswer,
+    Submission,
+)
 
 
 @admin.register(Submission)
@@ -32,3 +39,6 @@ class ElicitationAdmin(admin.ModelAdmin):
     list_filter = ("status", "mode")
     search_fields = ("server_name", "tool_name", "tool_call_id", "remote_id")
     readonly_fields = ("created_at", "answered_at", "answered_by", "content")
+
+
+admin.site.register(CardDefinition, CardDefinitionAdmin)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from questionnaires.analytics.models import (
+    AnalyticsCursor,
+    CardDefinition,
+    CardInstance,
+    DefinitionQuestion,
+)
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.drafts import CardDraft
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
@@ -9,6 +15,10 @@ from questionnaires.forms.models import FormStatus, InteractiveForm
 from questionnaires.inline.models import Submission
 
 __all__ = [
+    "AnalyticsCursor",
+    "CardDefinition",
+    "CardInstance",
+    "DefinitionQuestion",
     "CardDraft",
     "Elicitation",
     "ElicitationStatus",

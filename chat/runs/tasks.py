@@ -19,6 +19,7 @@ from chat.core.services import event_prune_deltas
 from chat.runs.heartbeat import run_reap_stale
 from chat.runs.runner import run_execute
 from chat.runs.waits import waits_expire
+from questionnaires.analytics.refresh import analytics_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,13 @@ def runs_reap() -> dict[str, list[int]]:
 def events_prune() -> int:
     """Drop streamed text fragments older than EVENT_DELTA_MAX_AGE."""
     return event_prune_deltas(older_than=settings.EVENT_DELTA_MAX_AGE)
+
+
+@shared_task(name="chat.analytics_refresh")
+def analytics_refresh_task() -> int:
+    """Questionnaire analytics: record the cards shown and settled since the last time."""
+    result = analytics_refresh()
+    return result.created + result.settled
 
 
 @shared_task(name="chat.sessions_clear")

@@ -390,6 +390,19 @@ def _elicitations(page, server: LiveServer, lang: str) -> dict[str, str]:
     return urls
 
 
+# Questionnaire analytics of everything the screens made (the refresh's clock a minute on,
+# past its lag); the definition shown most, for its report.
+ANALYTICS = """
+import json
+from datetime import timedelta
+from django.utils import timezone
+from questionnaires.analytics.models import CardDefinition
+from questionnaires.analytics.refresh import analytics_refresh
+analytics_refresh(now=timezone.now() + timedelta(minutes=1))
+print(json.dumps(CardDefinition.objects.order_by("-shown_count", "id").values_list("pk", flat=True).first()))
+"""
+
+
 def _shoot(browser, server: LiveServer, out: Path, lang: str, screens: list[Screen]) -> list[Path]:
     written = []
     for size, viewport in SIZES.items():
@@ -456,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
                     .splitlines()[-1]
                 )
                 urls = _drive(browser, server, lang)
+                analytics = server.json(ANALYTICS)
                 screens = [
                     Screen("home", "/"),
                     Screen("intake", urls["intake"]),
@@ -476,6 +490,11 @@ def main(argv: list[str] | None = None) -> int:
                     Screen("admin", "/admin/"),
                     Screen(
                         "admin-conversation", f"/admin/chat/conversation/{made['cards']}/change/"
+                    ),
+                    Screen("admin-analytics", "/admin/questionnaires/carddefinition/"),
+                    Screen(
+                        "admin-analytics-report",
+                        f"/admin/questionnaires/carddefinition/{analytics}/change/",
                     ),
                 ]
                 if args.only:

@@ -115,7 +115,7 @@ def test_every_schema_type_round_trips(start, server_url, client_in):
     assert reply.content == "Done."
     html = page(client_in, conversation)
     assert "elic-accepted" in html and "Ann Lee" in html  # locked, the answers shown
-    assert "The tool “everything” returned:" in html  # and what the tool made of them
+    assert "The result:" in html  # and what the tool made of them, under the card
 
 
 def test_defaults_come_back_when_only_the_required_fields_are_typed(start, server_url, client_in):
@@ -208,7 +208,7 @@ def test_a_server_that_dies_mid_call(start, client_in, settings):
     row.refresh_from_db()
     assert row.status == "abandoned"
     html = page(client_in, conversation)
-    assert "elic-abandoned" in html and "The tool “book” failed:" in html
+    assert "elic-abandoned" in html and "It did not work:" in html
     assert run.status == RunStatus.FINISHED
 
 

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('chat', '0009_waits_and_mcp_calls'),
-        ('questionnaires', '0005_elicitation_input_key'),
+        ('questionnaires', '0006_analytics'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('questionnaires', '0007_ask_answer_changes'),
+        ('questionnaires', '0008_ask_answer_changes'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('chat', '0011_question_budget'),
-        ('questionnaires', '0006_inline_answer_versions'),
+        ('questionnaires', '0007_inline_answer_versions'),
     ]
 
     operations = [
