@@ -66,6 +66,10 @@ test: $(STAMP) lint $(TS_SERVER)/node_modules/.installed
 # web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).
 # Needs DATABASE_URL and REDIS_URL (see README).
 WORKERS ?= 2
+# Every process's metrics in one place (prometheus-client's multiprocess mode); `serve`
+# empties it of an earlier start's files.
+PROMETHEUS_MULTIPROC_DIR ?= $(CURDIR)/.metrics
+serve: export PROMETHEUS_MULTIPROC_DIR := $(PROMETHEUS_MULTIPROC_DIR)
 serve: $(RUN_STAMP)
 	$(PY) manage.py migrate --noinput
 	STATIC_MANIFEST=1 $(PY) manage.py collectstatic --noinput -v0
@@ -85,9 +89,11 @@ messages: $(STAMP)
 	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=staticfiles --ignore=screenshots --no-obsolete
 	$(PY) manage.py compilemessages --ignore=.venv
 
-# PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/.
+# PNGs of the main screens (1280 + 360 px, light + dark, en + zh-Hans) into screenshots/,
+# and the README's few into docs/screenshots/ (committed). Needs the CJK and emoji fonts:
+# installed by apt-get when run as root, else it stops with the command to run.
 screenshots: $(STAMP)
-	$(PY) -m tests.e2e.screenshots --out screenshots
+	$(PY) -m tests.e2e.screenshots --out screenshots --docs docs/screenshots
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -181,7 +181,8 @@ def lexer_cases() -> dict[str, str]:
         prefix, unit = table.get(shape, ("x", " "))
         lexer = bounded_lexer(alias)
         if lexer is not None:
-            edge = shape_text(prefix, unit, _edge_size(lexer, prefix, unit))
+            # the fence's content ends with a line break: one character less
+            edge = shape_text(prefix, unit, _edge_size(lexer, prefix, unit) - 1)
             found[f"{alias} at its edge: {shape}"] = _fenced(alias, edge)
         found[f"{alias} 20,000: {shape}"] = _fenced(alias, shape_text(prefix, unit, 19_900))
     return found

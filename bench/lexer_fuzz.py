@@ -25,7 +25,12 @@ renderer never lets growth slow down past a measured point (`chat.highlight.wors
 
     python -m bench.lexer_fuzz [--write] [--refine] [--jobs 2] [ALIAS …]
 
-Without ``--write`` it prints the costliest lexers; ``bench_adversarial`` renders each
+Without ``--write`` it prints the costliest lexers. With ALIASes (``c cpp csharp``) only
+those lexers are measured, and ``--write`` merges their verdicts into the file (the
+others keep theirs; the file must be for the installed Pygments) — the way to measure a
+new or changed bounded lexer (`chat.lexers`) without fuzzing all ~600 lexers again.
+A fence is highlighted with the lexer `chat.highlight.lexer_for` gives, so the file
+names the bounded variants (``BoundedCLexer``) in place of the originals; ``bench_adversarial`` renders each
 lexer's worst shape at its budget's edge through the real page path.
 """
 
@@ -73,10 +78,18 @@ def shape_text(prefix: str, unit: str, size: int) -> str:
 
 
 def lexer_aliases() -> dict[str, str]:
-    """Every lexer class Pygments ships that a fence can name → its first alias."""
+    """Every lexer class a fence can be highlighted with → its first alias: the classes
+    Pygments ships, with the bounded variants of `chat.lexers.BOUNDED` in place of
+    their originals."""
     from pygments.lexers._mapping import LEXERS
 
-    return {name: spec[2][0] for name, spec in sorted(LEXERS.items()) if spec[2]}
+    from chat.lexers import BOUNDED
+
+    return {
+        (BOUNDED[name].__name__ if name in BOUNDED else name): spec[2][0]
+        for name, spec in sorted(LEXERS.items())
+        if spec[2]
+    }
 
 
 class _Timeout(Exception):
@@ -128,11 +141,9 @@ class Verdict:
 
 def lexer_verdict(alias: str) -> Verdict:
     """One lexer's cost curve over every shape (the worst at each size)."""
-    from pygments.lexers import get_lexer_by_name
+    from chat.highlight import highlight_html, lexer_for
 
-    from chat.highlight import highlight_html
-
-    lexer = get_lexer_by_name(alias, stripnl=False, ensurenl=False)
+    lexer = lexer_for(alias)
 
     def highlight(text: str) -> object:
         return highlight_html(text, lexer)
@@ -157,13 +168,11 @@ def lexer_verdict(alias: str) -> Verdict:
 
 def refined(verdict: Verdict) -> Verdict:
     """The verdict with its worst shape timed at the curve's middle size."""
-    from pygments.lexers import get_lexer_by_name
-
-    from chat.highlight import SIZES, highlight_html
+    from chat.highlight import SIZES, highlight_html, lexer_for
 
     if not verdict.bounded:
         return verdict
-    lexer = get_lexer_by_name(verdict.alias, stripnl=False, ensurenl=False)
+    lexer = lexer_for(verdict.alias)
     prefix, unit = shapes()[verdict.shape]
     text = shape_text(prefix, unit, SIZES[1])
     seconds = _time(lambda t: highlight_html(t, lexer), text, 1, REFINE_TIMEOUT)
@@ -215,24 +224,42 @@ def fuzz(jobs: list[Any], workers: int = 2) -> dict[str, Verdict]:
         return {v.alias: v for part in pool.map(_run, chunks) for v in part}
 
 
-def write_costs(verdicts: dict[str, Verdict], path: Path) -> None:
+def write_costs(verdicts: dict[str, Verdict], path: Path, *, merge: bool = False) -> None:
+    """Write the verdicts to ``path``; with ``merge``, into the file's other lexers'
+    (which must have been measured for this Pygments version), dropping lexers that are
+    no longer highlighted (an original replaced by its bounded variant)."""
     import pygments
 
     from chat.highlight import SIZES
 
-    by_alias = {alias: name for name, alias in lexer_aliases().items()}
-    ordered = sorted(verdicts.values(), key=lambda v: by_alias[v.alias])
+    names = lexer_aliases()
+    by_alias = {alias: name for name, alias in names.items()}
+    lexers: dict[str, Any] = {}
+    shapes_: dict[str, str] = {}
+    unbounded: set[str] = set()
+    if merge:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old["pygments"] != pygments.__version__ or old["sizes"] != list(SIZES):
+            raise SystemExit(f"{path} was measured for another Pygments: measure all lexers")
+        lexers = {n: c for n, c in old["lexers"].items() if n in names}
+        shapes_ = {n: s for n, s in old["worst_shapes"].items() if n in names}
+        unbounded = {n for n in old["unbounded"] if n in names}
+    for v in verdicts.values():
+        name = by_alias[v.alias]
+        lexers.pop(name, None)
+        unbounded.discard(name)
+        shapes_[name] = v.shape
+        if v.bounded:
+            lexers[name] = [None if math.isinf(c) else round(c, 6) for c in v.costs]
+        else:
+            unbounded.add(name)
     data: dict[str, Any] = {
         "pygments": pygments.__version__,
         "measured": "python -m bench.lexer_fuzz --write: worst CPU seconds of any shape",
         "sizes": list(SIZES),
-        "lexers": {
-            by_alias[v.alias]: [None if math.isinf(c) else round(c, 6) for c in v.costs]
-            for v in ordered
-            if v.bounded
-        },
-        "worst_shapes": {by_alias[v.alias]: v.shape for v in ordered},
-        "unbounded": sorted(by_alias[v.alias] for v in ordered if not v.bounded),
+        "lexers": dict(sorted(lexers.items())),
+        "worst_shapes": dict(sorted(shapes_.items())),
+        "unbounded": sorted(unbounded),
     }
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -267,7 +294,7 @@ def main(argv: list[str]) -> int:
     if write:
         from chat.highlight import COSTS_FILE
 
-        write_costs(verdicts, COSTS_FILE)
+        write_costs(verdicts, COSTS_FILE, merge=bool(wanted) or "--refine" in argv)
         print(f"wrote {COSTS_FILE}")
     return 0
 

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db.models import Model
+from django.db.models import F, Model, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from chat.core.metadata import intake_state, state_of
 from chat.core.models import (
@@ -16,13 +21,16 @@ from chat.core.models import (
     Conversation,
     Event,
     Message,
+    ModelUsage,
     QuestionBudget,
     Run,
     RunAttempt,
+    UsageByUser,
     Wait,
 )
 from chat.core.selectors import question_budget_limits
 from chat.core.services import api_token_create
+from chat.core.usage import usage_day
 from chat.edge.page import message_item
 from chat.mcphost.models import MODEL_AGENTS, McpServer
 from chat.mcphost.records import McpServerState
@@ -64,19 +72,78 @@ class RunInline(admin.TabularInline):
     show_change_link = True
 
 
+def _cost(value: object) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4f} {settings.MODEL_COST_CURRENCY}"
+
+
+def _usage_table(rows: QuerySet[ModelUsage]) -> str:
+    """Token usage per model: calls, tokens in and out, whether estimated, cost."""
+    totals = (
+        rows.order_by("model")
+        .values("model")
+        .annotate(
+            n=Sum("calls"),
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            cost=Sum("cost"),
+            estimated=Sum("calls", filter=Q(estimated=True)),
+        )
+    )
+    body = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        (
+            (
+                t["model"],
+                t["n"],
+                f"{t['prompt']:,}",
+                f"{t['completion']:,}",
+                _("estimated") if t["estimated"] else _("reported"),
+                _cost(t["cost"]),
+            )
+            for t in totals
+        ),
+    )
+    if not body:
+        return str(_("No model calls."))
+    return format_html(
+        "<table><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>{}"
+        "</table>",
+        _("Model"), _("Calls"), _("Tokens in"), _("Tokens out"), _("Count"), _("Cost"), body,
+    )  # fmt: skip
+
+
+_TOKENS = Coalesce(Sum("usage__prompt_tokens"), 0) + Coalesce(Sum("usage__completion_tokens"), 0)
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ("id", "title", "owner", "agent", "language", "updated_at")
+    list_display = ("id", "title", "owner", "agent", "language", "tokens", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
     readonly_fields = (
         "created_at",
         "updated_at",
+        "token_usage",
         "question_budget",
         "consultation_state",
         "transcript",
     )
     inlines = [RunInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
+        queryset: QuerySet[Conversation] = super().get_queryset(request)
+        return queryset.annotate(tokens_total=_TOKENS)
+
+    @admin.display(description=_("Tokens"), ordering="tokens_total")
+    def tokens(self, obj: Conversation) -> str:
+        return f"{getattr(obj, 'tokens_total', 0) or 0:,}"
+
+    @admin.display(description=_("Token usage"))
+    def token_usage(self, obj: Conversation) -> str:
+        return _usage_table(ModelUsage.objects.filter(conversation_id=obj.pk))
 
     @admin.display(description=_("Question budget used"))
     def question_budget(self, obj: Conversation) -> str:
@@ -390,3 +457,103 @@ class McpServerAdmin(admin.ModelAdmin):
     def stored_secrets(self, obj: McpServer) -> str:
         shown = obj.masked_headers()
         return format_html_join(", ", "{}: {}", shown.items()) if shown else "—"
+
+
+@admin.register(ModelUsage)
+class ModelUsageAdmin(admin.ModelAdmin):
+    """Tokens per run, model and day (read-only: written by the runs)."""
+
+    list_display = (
+        "day",
+        "user",
+        "conversation",
+        "run",
+        "model",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "estimated",
+        "cost_display",
+    )
+    list_filter = ("model", "estimated", "day")
+    search_fields = ("user__username", "model")
+    date_hierarchy = "day"
+    list_select_related = ("user", "conversation", "run")
+
+    @admin.display(description=_("Cost"), ordering="cost")
+    def cost_display(self, obj: ModelUsage) -> str:
+        return _cost(obj.cost)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(UsageByUser)
+class UsageByUserAdmin(admin.ModelAdmin):
+    """Totals per person: today (what DAILY_TOKEN_BUDGET counts), the last 30 days, all
+    time, and what it cost."""
+
+    list_display = ("username", "today", "last_30_days", "total", "cost_total")
+    search_fields = ("username",)
+    fields = ("username", "today", "last_30_days", "total", "cost_total", "by_model")
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[UsageByUser]:
+        today = usage_day()
+        month = today - timedelta(days=29)
+        tokens = F("model_usage__prompt_tokens") + F("model_usage__completion_tokens")
+        queryset: QuerySet[UsageByUser] = super().get_queryset(request)
+        return queryset.annotate(
+            tokens_today=Coalesce(Sum(tokens, filter=Q(model_usage__day=today)), 0),
+            tokens_month=Coalesce(Sum(tokens, filter=Q(model_usage__day__gte=month)), 0),
+            tokens_total=Coalesce(Sum(tokens), 0),
+            cost_sum=Sum("model_usage__cost"),
+        ).order_by("-tokens_today", "-tokens_total", "username")
+
+    @admin.display(description=_("Tokens today"), ordering="tokens_today")
+    def today(self, obj: UsageByUser) -> str:
+        used = getattr(obj, "tokens_today", 0) or 0
+        budget = settings.DAILY_TOKEN_BUDGET
+        return f"{used:,} / {budget:,}" if budget else f"{used:,}"
+
+    @admin.display(description=_("Last 30 days"), ordering="tokens_month")
+    def last_30_days(self, obj: UsageByUser) -> str:
+        return f"{getattr(obj, 'tokens_month', 0) or 0:,}"
+
+    @admin.display(description=_("All time"), ordering="tokens_total")
+    def total(self, obj: UsageByUser) -> str:
+        return f"{getattr(obj, 'tokens_total', 0) or 0:,}"
+
+    @admin.display(description=_("Cost"), ordering="cost_sum")
+    def cost_total(self, obj: UsageByUser) -> str:
+        return _cost(getattr(obj, "cost_sum", None))
+
+    @admin.display(description=_("By model"))
+    def by_model(self, obj: UsageByUser) -> str:
+        return _usage_table(ModelUsage.objects.filter(user_id=obj.pk))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return request.method in {"GET", "HEAD"} and super().has_view_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+# django-axes' admin model names, which it doesn't translate into Chinese: listed here so
+# `make messages` keeps them in our catalog (which Django reads before axes' own).
+AXES_NAMES = (
+    gettext_noop("access attempt"),
+    gettext_noop("access attempts"),
+    gettext_noop("access failure"),
+    gettext_noop("access failures"),
+    gettext_noop("access log"),
+    gettext_noop("access logs"),
+    gettext_noop("access attempt expiration"),
+    gettext_noop("access attempt expirations"),
+)

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ChatConfig(AppConfig):
     name = "chat"
-    verbose_name = "Chat"
+    verbose_name = _("Chat")
 
     def ready(self) -> None:
         # The project wires the layers: the core's run requests are executed by the
@@ -20,3 +21,23 @@ class ChatConfig(AppConfig):
         from chat.edge.http import IdConverter
 
         register_converter(IdConverter, "id")
+        # Operating it (chat.obs): the request id rides along in Celery task messages;
+        # traces when the OTEL_* variables ask for them (off by default).
+        from importlib.metadata import PackageNotFoundError, version
+
+        from chat.obs import logs, tracing
+
+        logs.celery_connect()
+        try:
+            product = version("inline-questionnaire-chat")
+        except PackageNotFoundError:
+            product = ""
+        tracing.tracing_setup(version=product)
+
+        # django-axes names its app "Axes" and has no Chinese catalog: the admin shows it
+        # under a name people understand, and its model names come from our catalog
+        # (chat/admin.py lists them for `make messages`).
+        from django.apps import apps
+
+        if apps.is_installed("axes"):
+            apps.get_app_config("axes").verbose_name = _("Login protection")

@@ -27,6 +27,7 @@ from channels.routing import ProtocolTypeRouter  # noqa: E402
 from chat.edge import mcp as chat_mcp  # noqa: E402
 from chat.edge import stream_asgi  # noqa: E402
 from chat.edge.stream_asgi import Receive, Scope, Send  # noqa: E402
+from chat.obs import metrics  # noqa: E402
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -66,6 +67,7 @@ async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await stack.aclose()
+                metrics.process_exit()  # this web worker's live gauges (open streams)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -20,7 +20,7 @@ import signal
 import threading
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -60,6 +60,14 @@ def _die_with_the_worker(**_kwargs: object) -> None:
         ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the heartbeat fence still protects runs
         logger.debug("prctl(PR_SET_PDEATHSIG) unavailable")
+
+
+@worker_process_shutdown.connect
+def _metrics_process_exit(**_kwargs: object) -> None:
+    """A pool process that ends (a restart, a shutdown) drops its live gauges."""
+    from chat.obs.metrics import process_exit
+
+    process_exit()
 
 
 # kombu's private method, wrapped below (the stubs don't declare it).

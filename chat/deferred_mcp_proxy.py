@@ -28,6 +28,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from chat.core.version import product_version
+
 TOOL = "interactive_form_question"
 TIMEOUT = 60.0
 
@@ -95,6 +97,7 @@ async def _call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.Ca
 
 server: Server[Any] = Server(
     "deferred-mcp-proxy",
+    version=product_version(),
     instructions=(
         "interactive_form_question shows a form to the person in the chat and defers: end "
         "your turn after calling it; the answer arrives as the next user message."

@@ -12,6 +12,9 @@ couldn't be cached, so the bound is decided ahead of time, per lexer:
   writes `lexer_costs.json`: each lexer's *cost curve*, the worst shape's CPU seconds at
   each of `SIZES` characters. A lexer that can't do `bench.lexer_fuzz.LARGE` characters
   of some shape in half a second is left out.
+- Some lexers of common languages (C, C++, C#) have rules that backtrack without bound;
+  `chat.lexers` has variants of them with those rules rewritten so they can't, and
+  those are what is measured and used (`lexer_for`).
 - A language whose lexer is not in that file — unbounded, unknown, or measured under
   another Pygments version — is shown as plain code (escaped text, still copyable).
 - Highlighting a block costs `highlight_units(code, lexer)` work units of the Markdown
@@ -39,6 +42,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from chat.lexers import bounded_class
 
 COSTS_FILE = Path(__file__).with_name("lexer_costs.json")
 UNIT_MICROSECONDS = 15.0
@@ -86,13 +91,19 @@ def worst_seconds(size: int, costs: tuple[float, ...]) -> float:
     return math.inf
 
 
+def lexer_for(lang: str) -> Lexer:
+    """The lexer a fence's language is highlighted with: Pygments', or its bounded
+    variant (`chat.lexers`); raises `ClassNotFound` for an unknown language."""
+    return bounded_class(get_lexer_by_name(lang, stripnl=False, ensurenl=False))
+
+
 @functools.lru_cache(maxsize=256)
 def bounded_lexer(lang: str) -> Lexer | None:
     """The lexer of a fence's language when its cost is known to be bounded, else None."""
     if not lang or len(lang) > 100:
         return None
     try:
-        lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+        lexer = lexer_for(lang)
     except (ClassNotFound, ValueError):
         return None
     return lexer if type(lexer).__name__ in lexer_costs() else None

@@ -6,6 +6,7 @@ nothing else; `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -13,6 +14,7 @@ import tempfile
 import time
 import warnings
 from datetime import timedelta
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -85,6 +87,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # the JSON API's docs page and its static swagger-ui (no CDN)
     "chat",
     "channels",
     "questionnaires",
@@ -101,6 +104,8 @@ QUESTIONNAIRE_KINDS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id, its log context and its latency cover everything below.
+    "chat.obs.middleware.ObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A skill identity token works only on the skill publishing API (spec 003); first, so
     # no redirect or static file answers before the refusal.
@@ -298,14 +303,30 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
+# Logs: plain lines (the default, `make run`) or JSON lines (`LOG_FORMAT=json`), each with
+# the request id, run id, conversation id and a pseudonymous user id (chat/obs/logs.py).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain").strip().lower() or "plain"
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+# One access line per Django request (method, path, status, duration, view, ids): on with
+# JSON logs, where it replaces uvicorn's (which can't know the request id).
+LOG_ACCESS = env_bool("LOG_ACCESS", LOG_FORMAT == "json")
+_LOG_FORMATTER = "json" if LOG_FORMAT == "json" else "plain"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "chat.obs.logs.json_formatter"},
+    },
     "filters": {"brief": {"()": "chat.log.BriefWarningFilter"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
-        "brief": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["brief"]},
+        "console": {"class": "logging.StreamHandler", "formatter": _LOG_FORMATTER},
+        "brief": {
+            "class": "logging.StreamHandler",
+            "formatter": _LOG_FORMATTER,
+            "filters": ["brief"],
+        },
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -313,8 +334,56 @@ LOGGING = {
         # A bad Host header is a client's mistake (or a scan), not a server error: one
         # warning line, no traceback.
         "django.security.DisallowedHost": {"handlers": ["brief"], "propagate": False},
+        "chat.access": {"level": "INFO"},  # (written only with LOG_ACCESS)
     },
 }
+if LOG_FORMAT == "json":
+    # uvicorn's own lines (start-up, errors) as JSON too; its access lines give way to ours.
+    LOGGING["loggers"].update(  # type: ignore[attr-defined]
+        {
+            "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
+            "uvicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+            "uvicorn.access": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        }
+    )
+
+# Metrics (chat/obs/metrics.py, Prometheus text format) at /metrics, never public: a
+# scraper sends `Authorization: Bearer $METRICS_TOKEN`; without a token the URL is a 404.
+# METRICS_BIND (host:port) serves them instead on a port of their own from `manage.py
+# serve`, without a token (bind it to an address only the scraper reaches).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+METRICS_BIND = os.environ.get("METRICS_BIND", "").strip()
+
+
+def _model_costs(raw: str) -> dict[str, tuple[Decimal, Decimal]]:
+    """MODEL_COSTS: JSON {"model": [input, output]} in currency units per million tokens."""
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+        costs = {
+            str(model): (Decimal(str(pair[0])), Decimal(str(pair[1])))
+            for model, pair in data.items()
+        }
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, InvalidOperation):
+        raise ImproperlyConfigured(
+            'MODEL_COSTS must be JSON like {"gpt-4o-mini": [0.15, 0.6]} '
+            "(price per million input and output tokens)."
+        ) from None
+    if any(price < 0 for pair in costs.values() for price in pair):
+        raise ImproperlyConfigured("MODEL_COSTS: prices can't be negative.")
+    return costs
+
+
+# Token usage (chat/core/usage.py): what each model costs per million tokens in and out,
+# in MODEL_COST_CURRENCY (shown in admin); a per-user daily token budget (0 = none): once
+# a person's model tokens today (UTC) reach it, a new turn of a model-calling agent is
+# refused with 429 `token_budget_exhausted` (nothing typed is lost).
+MODEL_COSTS = _model_costs(os.environ.get("MODEL_COSTS", ""))
+MODEL_COST_CURRENCY = os.environ.get("MODEL_COST_CURRENCY", "USD")
+DAILY_TOKEN_BUDGET = int(os.environ.get("DAILY_TOKEN_BUDGET", "0"))
+if DAILY_TOKEN_BUDGET < 0:
+    raise ImproperlyConfigured("DAILY_TOKEN_BUDGET can't be negative (0 turns it off).")
 
 # --- Product settings -------------------------------------------------------------------
 # Longest message a person or an API client may post (characters).
@@ -374,6 +443,10 @@ LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
+# Ask the endpoint for the token usage of each streamed call (`stream_options:
+# {"include_usage": true}`); an endpoint that refuses the option can turn it off, and
+# its usage is then estimated (and marked so).
+LLM_STREAM_USAGE = env_bool("LLM_STREAM_USAGE", True)
 # MCP servers as tool sources (chat/mcphost). A tool call fails with MCP_TIMEOUT after
 # MCP_TOOL_TIMEOUT seconds of a silent server; the clock stops while a person answers the
 # server's elicitation (bounded by MCP_ELICITATION_TIMEOUT instead). Connecting gives up

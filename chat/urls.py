@@ -1,6 +1,6 @@
 """The project's URLs: the chat's own pages and API, then every registered kind's
 (`questionnaires.registry`: a kind names a module with `urlpatterns` and, optionally,
-`api_urlpatterns`), so a new way of asking needs no line here."""
+`api_router`, its JSON API operations), so a new way of asking needs no line here."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ from importlib import import_module
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
+from ninja import Router
 
-from chat.edge import api, preferences, run_identity_api, runs, views
+from chat.core.version import product_version
+from chat.edge import api, metrics, preferences, run_identity_api, runs, views
+from chat.edge.apibase import api_build
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
 
 
 def kind_patterns(attribute: str) -> list[URLPattern | URLResolver]:
-    """Every registered kind's `urlpatterns` or `api_urlpatterns`, in registry order."""
+    """Every registered kind's `urlpatterns`, in registry order."""
     found: list[URLPattern | URLResolver] = []
     for kind in kinds():
         if kind.urls:
@@ -24,11 +27,27 @@ def kind_patterns(attribute: str) -> list[URLPattern | URLResolver]:
     return found
 
 
+def kind_routers() -> list[Router]:
+    """Every registered kind's JSON API operations (`api_router`), in registry order."""
+    found: list[Router] = []
+    for kind in kinds():
+        router = getattr(import_module(kind.urls), "api_router", None) if kind.urls else None
+        if router is not None:
+            found.append(router)
+    return found
+
+
 def chat_patterns() -> list[URLPattern | URLResolver]:
     return [
         path("", views.conversation_list, name="conversation_list"),
         path("conversations/new", views.conversation_create, name="conversation_create"),
+        path("conversations/search", views.conversation_search, name="conversation_search"),
         path("conversations/<id:conversation_id>/", views.conversation_detail, name="conversation"),
+        path(
+            "conversations/<id:conversation_id>/shell",
+            views.conversation_shell,
+            name="conversation_shell",
+        ),
         path(
             "conversations/<id:conversation_id>/rename",
             views.conversation_rename,
@@ -70,21 +89,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
 
 
 def api_patterns() -> list[URLPattern | URLResolver]:
-    return [
-        path("conversations/", api.conversations, name="conversations"),
-        path("conversations/<id:conversation_id>/messages", api.messages, name="messages"),
-        path("conversations/<id:conversation_id>/events", api.events, name="events"),
-        path("conversations/<id:conversation_id>/runs", run_identity_api.run_open, name="run_open"),
-        path(
-            "conversations/<id:conversation_id>/runs/<id:run_id>/cancel",
-            run_identity_api.run_cancel,
-            name="run_cancel_api",
-        ),
-        path("kinds/skills", skills_api.skill_list, name="skills"),
-        path("kinds/skills/upload", skills_api.skill_upload, name="skill_upload"),
-        path("kinds/skills/<id:skill_id>", skills_api.skill_update, name="skill_update"),
-        *kind_patterns("api_urlpatterns"),
-    ]
+    """The JSON API (django-ninja): the chat's operations, skills, then every kind's; its
+    OpenAPI document at `openapi.json` and the docs page at `docs`."""
+    routers = [api.router, run_identity_api.router, skills_api.router, *kind_routers()]
+    patterns, _app, _namespace = api_build(routers, version=product_version()).urls
+    return patterns
 
 
 def project_patterns() -> list[URLPattern | URLResolver]:
@@ -98,11 +107,17 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         path("i18n/", include("django.conf.urls.i18n")),
         path("admin/", admin.site.urls),
         path("healthz", views.healthz, name="healthz"),
+        # Browsers ask for /favicon.ico by themselves (pages link the SVG and the .ico).
+        path("favicon.ico", views.favicon, name="favicon"),
         path("livez", views.livez, name="livez"),
+        path("metrics", metrics.metrics_view, name="metrics"),
     ]
 
 
 # A URL id the database can't hold (`chat.edge.http.InvalidId`) and other bad requests.
 handler400 = "chat.edge.views.bad_request"
+# Not found: the app's own page (JSON on the API). Server errors: Django's handler with
+# templates/500.html, which needs no session or database.
+handler404 = "chat.edge.views.not_found"
 
 urlpatterns = project_patterns()

@@ -1,15 +1,23 @@
-"""Use cases that span ways of asking: a person sends a message; an intake begins."""
+"""Use cases that span ways of asking: a person starts a conversation or sends a message;
+an intake begins."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.agent.intake import intake_select
 from chat.core.errors import ChatError
 from chat.core.models import AgentKind, Conversation, Message, Run
-from chat.core.runs import run_create, run_start
-from chat.core.services import answer_post
-from questionnaires.asks.definitions import definition_ids
+from chat.core.runs import run_create, run_request, run_start
+from chat.core.services import (
+    answer_post,
+    conversation_create,
+    conversation_name_from,
+    conversation_rename,
+)
+from questionnaires.asks.definitions import conversation_definition, definition_ids
 from questionnaires.forms.answers import interactive_form_answer
 from questionnaires.registry import input_refuse_if_waiting
 
@@ -44,3 +52,58 @@ def message_post_user(
         raise ChatError("message_empty", _("Type a message first."))
     input_refuse_if_waiting(conversation=conversation)
     return answer_post(conversation=conversation, content=content)
+
+
+# Agents that open the conversation themselves (a greeting and their first question), so
+# a conversation with one of them may begin without a message from the person.
+OPENING_AGENTS = frozenset({AgentKind.INTAKE, AgentKind.SCRIPTED})
+
+
+def conversation_start(
+    *,
+    owner: User,
+    agent: str,
+    language: str,
+    content: str = "",
+    title: str = "",
+    definition_id: str = "",
+) -> Conversation:
+    """A conversation begun from the home page's composer, in one step.
+
+    With text, the text is its first message (and names it). Without, an agent that opens
+    by itself (`OPENING_AGENTS`) starts at once; any other agent needs the text — or, for
+    scripts that only create a conversation, a `title` (refused: `message_empty`, and
+    nothing is stored). An intake's topic (`definition_id`) is chosen before it begins.
+    """
+    if not content.strip() and agent not in OPENING_AGENTS and not title.strip():
+        raise ChatError("message_empty", _("Type a message first."))
+    if agent == AgentKind.INTAKE and definition_id and definition_id not in dict(definition_ids()):
+        raise ChatError("intake_unknown", _("Unknown intake “%(id)s”.") % {"id": definition_id})
+    with transaction.atomic():
+        conversation = conversation_create(owner=owner, title=title, agent=agent, language=language)
+        if content.strip():
+            if agent == AgentKind.INTAKE and definition_id:
+                intake_select(conversation=conversation, definition_id=definition_id)
+            message_post_user(conversation=conversation, content=content)
+            conversation_name_from(conversation=conversation, text=content)
+        elif agent == AgentKind.SCRIPTED:
+            run_request(conversation=conversation, message=None)
+    if not content.strip() and agent == AgentKind.INTAKE:
+        intake_begin(conversation=conversation, definition_id=definition_id)
+    if not conversation.title:  # named after its topic, else after its agent
+        definition = conversation_definition(conversation)
+        name = definition.title if definition is not None else agent_name(agent)
+        conversation_rename(conversation=conversation, title=name)
+    return conversation
+
+
+def agent_name(agent: str) -> str:
+    """An agent's short, human name (titles of conversations it opened, the home's menu)."""
+    names = {
+        AgentKind.INTAKE: _("Intake"),
+        AgentKind.SCRIPTED: _("Protocol tour"),
+        AgentKind.OPENAI: _("Assistant"),
+        AgentKind.EXTERNAL: _("Your program"),
+        AgentKind.ECHO: _("Echo"),
+    }
+    return str(names.get(AgentKind(agent), agent)) if agent in AgentKind.values else agent

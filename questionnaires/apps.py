@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from django.apps import AppConfig, apps
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
 
 
 class QuestionnairesConfig(AppConfig):
@@ -12,7 +13,7 @@ class QuestionnairesConfig(AppConfig):
     `settings.QUESTIONNAIRE_KINDS` (questionnaires.registry)."""
 
     name = "questionnaires"
-    verbose_name = "Questionnaires"
+    verbose_name = _("Questionnaires")
 
     def ready(self) -> None:
         checks.register(kinds_check)

@@ -37,9 +37,8 @@ from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
-from questionnaires.chrome import CardChrome, CardState
-
-__all__ = ["CardChrome", "CardState"]  # the card frame's view model, for kinds
+from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
+from questionnaires.chrome import CardState as CardState
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +121,14 @@ class AnswerSummary:
 
 @dataclass(frozen=True)
 class Panel:
-    """A side panel of the conversation page: a template and its `panel` context."""
+    """A side panel of the conversation page: a template and its `panel` context, with
+    its name (`title`) and a few words on where it stands (`summary`, e.g. "3 of 7
+    answered"), which the page's pill shows where the panel hides behind it."""
 
     template: str
     view: object
+    title: str = ""
+    summary: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,8 @@ class Kind:
     questions_asked: Callable[[Conversation], int] | None = None
     panel: Callable[[Conversation], Panel | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
-    # `api_urlpatterns` (namespace "api"); static files the page loads (.js or .css).
+    # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
+    # loads (.js or .css).
     urls: str = ""
     static: tuple[str, ...] = ()
 

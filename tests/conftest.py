@@ -3,6 +3,15 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# Property tests must not depend on a quiet machine: no per-example deadline (hypothesis'
+# default is 200 ms, which a loaded CI box overruns), no "too slow" health check.
+hypothesis_settings.register_profile(
+    "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("suite")
 
 # Tests never call a real LLM, whatever the environment says.
 for _name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):

@@ -15,7 +15,7 @@ import yaml
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import intake_state, metadata_of, state_of
+from chat.core.metadata import StructuredAnswerEnvelope, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role, Run, StopReason
 from chat.core.services import message_create
 from questionnaires.asks import selectors as ask_selectors
@@ -26,6 +26,7 @@ from questionnaires.asks.definitions import (
     conversation_definition,
     definition_ids,
 )
+from questionnaires.asks.extract import CONFIDENCE_VERBATIM
 from questionnaires.asks.state import state_view
 from questionnaires.protocol import ResponseSegment, parse_message
 from questionnaires.protocol.jsontypes import Json
@@ -47,6 +48,8 @@ def intake_turn(run: Run) -> str:
         reply = _take_in_text(conversation, definition, run, trigger, status)
         if reply is not None:
             return reply
+    elif trigger is not None:
+        _read_ahead(conversation, definition, metadata_of(trigger).get("structured_answer"))
     _missing_sync(conversation, definition)
     if ask_selectors.ask_pending(conversation=conversation):
         return StopReason.AWAITING_USER_INPUT  # a sibling ask of this turn is still open
@@ -69,6 +72,10 @@ def _choose(conversation: Conversation, run: Run, trigger: Message | None) -> De
                 chosen = row.value
     if chosen is not None:
         intake_select(conversation=conversation, definition_id=str(chosen))
+        # The routing answer chose the topic; it is not one of the topic's answers (its
+        # panel lists only what the topic collects).
+        asks.slots_clear(conversation=conversation, fields=[CHOOSE_FIELD])
+        conversation.refresh_from_db(fields=["state"])
         definition = conversation_definition(conversation)
         if definition is not None:
             return definition
@@ -117,6 +124,36 @@ def _take_in_text(
     if pending and not any(read):
         _say(conversation, run, definition.texts["not_understood"])
     return None
+
+
+def _read_ahead(
+    conversation: Conversation, definition: Definition, answer: StructuredAnswerEnvelope | None
+) -> None:
+    """Words that didn't answer their own question may answer a scale asked later: "maybe
+    4 out of 10" to "does it come with pain?" is a pain score of 4 (kept "Please check"),
+    so that slider isn't asked at 5 as if nothing had been said."""
+    if not answer or answer.get("source") != "user_free_text":
+        return
+    raw = str(answer.get("raw_text") or "")
+    confidence = answer.get("confidence")
+    if not raw or not isinstance(confidence, (int, float)) or confidence > CONFIDENCE_VERBATIM:
+        return
+    view = state_view(state_of(conversation))
+    values, skipped = view["consultation_state"], set(view["skipped_slots"])
+    later = [
+        slot
+        for slot in _applicable(definition, values)
+        if slot.field not in values
+        and slot.field not in skipped
+        and slot.field != answer.get("field")
+        and slot.ask.get("type") == "scale"
+    ]
+    for slot in later:
+        if asks.slot_fill_from_text(
+            conversation=conversation, field=slot.field, ask=slot.ask, text=raw
+        ):
+            conversation.refresh_from_db(fields=["state"])
+            return
 
 
 def _questionnaire_response(message: Message) -> dict[str, Json] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import models
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -33,6 +34,8 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         indexes = [models.Index(fields=["owner", "-updated_at"], name="conv_owner_updated")]
         ordering = ["-updated_at"]
 
@@ -70,6 +73,8 @@ class Message(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["conversation", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["conversation", "seq"], name="message_conv_seq_uniq")
@@ -142,11 +147,16 @@ class Run(models.Model):
     # queued well after that lost its hand-off (the process died in between, the broker
     # restarted) and is handed off again by the reaper (chat.runs.heartbeat).
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # The id of the request that asked for the run (logs: chat.obs.logs), for its log
+    # lines wherever and however often it is taken.
+    request_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("agent run")
+        verbose_name_plural = _("agent runs")
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["conversation", "status"], name="run_conv_status"),
@@ -185,6 +195,8 @@ class RunAttempt(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("run attempt")
+        verbose_name_plural = _("run attempts")
         ordering = ["run", "number"]
         constraints = [
             models.UniqueConstraint(fields=["run", "number"], name="run_attempt_number_uniq")
@@ -238,11 +250,16 @@ class Wait(models.Model):
     tool_call_id = models.CharField(max_length=200, blank=True)
     resumes_run = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=WaitStatus.choices, default=WaitStatus.OPEN)
+    # The span that opened it (W3C traceparent, only while tracing is on): the wait's own
+    # span is recorded under it when the wait closes (chat.obs.tracing.span_record).
+    trace_context = models.CharField(max_length=100, blank=True)
     deadline = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("wait")
+        verbose_name_plural = _("waits")
         ordering = ["id"]
         indexes = [
             models.Index(
@@ -270,6 +287,8 @@ class Event(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("stream event")
+        verbose_name_plural = _("stream events")
         ordering = ["id"]
         indexes = [models.Index(fields=["conversation", "id"], name="event_conv_id")]
 
@@ -293,8 +312,65 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
+
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
+
+
+class ModelUsage(models.Model):
+    """Tokens one run took from one model on one day (UTC): the endpoint's count, or an
+    estimate (`estimated`: an offline agent, an endpoint that reports none).
+
+    Rows outlive their conversation and run (deleting a chat must not reset a person's
+    daily budget); `cost` is priced when written, from `settings.MODEL_COSTS` (empty
+    when the model has no price)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_usage"
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage"
+    )
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage"
+    )
+    model = models.CharField(max_length=200)
+    day = models.DateField()
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    estimated = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name = _("model usage")
+        verbose_name_plural = _("model usage")
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "day"], name="usage_run_model_day")
+        ]
+        indexes = [models.Index(fields=["user", "day"], name="usage_user_day")]
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.day}: {self.total_tokens} tokens"
+
+
+class UsageByUser(User):
+    """People as admin's token-usage page lists them (totals per user; no table)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("token usage by user")
+        verbose_name_plural = _("token usage by user")
 
 
 class UserPreferences(models.Model):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from django.core.exceptions import ImproperlyConfigured
 
 from chat.core.models import EXTERNAL_WORKER, AgentKind, Conversation, Message, Run, RunStatus
+from chat.obs import logs
 
 Executor = Callable[..., None]
 _executor: Executor | None = None
@@ -40,11 +41,17 @@ def run_create(
 ) -> Run:
     """The one place run rows are written: queued for an agent of ours, or (`external`)
     running for an external runtime, which has no worker and no heartbeat of its own."""
+    request_id = str(logs.current("request_id") or "")[:64]
     if external:
         return Run.objects.create(
-            conversation=conversation, status=RunStatus.RUNNING, worker=EXTERNAL_WORKER
+            conversation=conversation,
+            status=RunStatus.RUNNING,
+            worker=EXTERNAL_WORKER,
+            request_id=request_id,
         )
-    return Run.objects.create(conversation=conversation, trigger_message=trigger_message)
+    return Run.objects.create(
+        conversation=conversation, trigger_message=trigger_message, request_id=request_id
+    )
 
 
 def run_request(*, conversation: Conversation, message: Message | None) -> Run | None:

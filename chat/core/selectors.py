@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chat.core.errors import NotFound
 from chat.core.identity import RunIdentity
@@ -15,6 +18,38 @@ from chat.core.models import Conversation, Message, QuestionBudget, Role, Run, R
 
 def conversation_list_for_user(*, user: User) -> QuerySet[Conversation]:
     return Conversation.objects.filter(owner=user).order_by("-updated_at")
+
+
+SEARCH_TERMS = 8
+
+
+def conversation_search_for_user(*, user: User, query: str) -> QuerySet[Conversation]:
+    """The user's conversations whose title or visible message text matches `query`,
+    newest first (the sidebar's search; an empty query lists them all).
+
+    On PostgreSQL message text is searched with full-text search (the `simple`
+    configuration, each word as a prefix, so results follow typing; the chat/0011 GIN
+    index serves it), titles by substring; elsewhere (SQLite) each word by substring."""
+    found = conversation_list_for_user(user=user)
+    query = " ".join(query.split())[:200]
+    if not query:
+        return found
+    messages = Message.objects.filter(conversation=OuterRef("pk"), hidden=False).exclude(
+        role=Role.TOOL
+    )
+    if connection.vendor == "postgresql":
+        terms = re.findall(r"\w+", query)[:SEARCH_TERMS]
+        if not terms:
+            return found.filter(title__icontains=query)
+        words = SearchQuery(" & ".join(f"{t}:*" for t in terms), config="simple", search_type="raw")
+        vector = SearchVector("content", config="simple")
+        matches = messages.annotate(words=vector).filter(words=words)
+        return found.filter(Q(title__icontains=query) | Exists(matches))
+    for word in query.split()[:SEARCH_TERMS]:  # every word, in any order
+        found = found.filter(
+            Q(title__icontains=word) | Exists(messages.filter(content__icontains=word))
+        )
+    return found
 
 
 def conversation_get_for_user(*, user: User, conversation_id: int | str) -> Conversation:

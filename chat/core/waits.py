@@ -18,7 +18,7 @@ expired through its kind, chat.runs.waits) and an end the person sees (the kind'
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -37,6 +37,7 @@ from chat.core.models import (
     WaitStatus,
 )
 from chat.core.runs import run_start
+from chat.obs import metrics, tracing
 
 
 class WaitLimited(ChatError):
@@ -128,6 +129,7 @@ def wait_open(
                 "tool_call_id": tool_call_id[:200],
                 "resumes_run": resumes_run,
                 "deadline": timezone.now() + timedelta(seconds=seconds),
+                "trace_context": tracing.carrier(),
             },
         )
     return wait
@@ -146,6 +148,7 @@ def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
             return None
         Wait.objects.filter(pk=wait.pk).update(status=status, closed_at=timezone.now())
         wait.status = status
+        _closed(wait.kind, status, wait.created_at, wait.trace_context)
         if wait.resumes_run and wait.run_id is not None:
             run_resume_if_ready(run_id=wait.run_id)
     return wait
@@ -154,11 +157,29 @@ def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
 def waits_close_answered(*, conversation: Conversation) -> int:
     """The person answered (a new user message): every open wait of the conversation
     whose answer is a new message is over."""
-    return Wait.objects.filter(
+    waiting = Wait.objects.filter(
         conversation_id=conversation.pk,
         status=WaitStatus.OPEN,
         kind__in=(WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK),
-    ).update(status=WaitStatus.ANSWERED, closed_at=timezone.now())
+    )
+    if tracing.enabled():  # each wait's span, from when it opened (one query more)
+        for kind, created, parent in waiting.values_list("kind", "created_at", "trace_context"):
+            _closed(kind, WaitStatus.ANSWERED, created, parent)
+    return waiting.update(status=WaitStatus.ANSWERED, closed_at=timezone.now())
+
+
+def _closed(kind: str, status: str, opened: datetime, traceparent: str) -> None:
+    """A wait ended: its span (under the one that opened it) and, for an expiry, the
+    count of questions nobody answered in time."""
+    if status == WaitStatus.EXPIRED:
+        metrics.on_commit(lambda: metrics.ANSWERS.labels(kind, "expired").inc())
+    tracing.span_record(
+        "chat.wait",
+        started=opened,
+        traceparent=traceparent,
+        attributes={"chat.wait.kind": kind, "chat.wait.outcome": status},
+        error=status == WaitStatus.EXPIRED,
+    )
 
 
 def waits_open(*, run_id: int | None = None, conversation_id: int | None = None) -> list[Wait]:

@@ -1,111 +1,199 @@
-"""JSON API for external agent runtimes (`/api/v1/`, DESIGN §6). Thin adapters."""
+"""JSON API for external agent runtimes (`/api/v1/`, DESIGN §6). Thin adapters: the
+request and response schemas say what is accepted and returned (OpenAPI at
+`/api/v1/openapi.json`); the services decide the rest."""
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
-from django.utils.translation import gettext as _
+from ninja import Field, Router, Schema
+from ninja.params import functions as param
+from ninja.responses import Status
+from pydantic import ConfigDict
 
 from chat import usecases
 from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import Conversation, Message, Role
-from chat.edge.http import (
-    api_view,
-    bad_token_strike,
-    bearer_token,
-    client_address,
-    error_response,
-    json_body,
-    signed_in,
+from chat.core.models import AgentKind, Conversation, Message, Role
+from chat.edge.apibase import (
+    ApiJson,
+    ApiTokenAuth,
+    ConversationId,
+    RequestSchema,
+    error_descriptions,
+    errors,
 )
+from chat.edge.http import bad_token_strike, bearer_token, client_address, error_response
+from chat.edge.http import signed_in as signed_in
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
 from questionnaires.tool_calls import assistant_message_create
 
-
-@api_view(("POST",))
-def conversations(request: HttpRequest) -> JsonResponse:
-    body = json_body(request)
-    title = body.get("title", "")
-    agent = body.get("agent", "external")
-    if not isinstance(title, str) or not isinstance(agent, str):
-        raise ChatError("invalid_field", _("“title” and “agent” must be strings."))
-    conversation = services.conversation_create(
-        owner=signed_in(request), title=title, agent=agent, language=request.LANGUAGE_CODE
-    )
-    url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))
-    return JsonResponse({"id": conversation.pk, "url": url}, status=201)
-
-
-@api_view(("GET", "POST"))
-def messages(request: HttpRequest, conversation_id: int) -> JsonResponse:
-    conversation = selectors.conversation_get_for_user(
-        user=signed_in(request), conversation_id=conversation_id
-    )
-    if request.method == "GET":
-        rows = selectors.message_list_all(conversation=conversation)
-        return JsonResponse({"messages": [_message_json(m) for m in rows]})
-    body = json_body(request)
-    message = _post_message(conversation, body)
-    return JsonResponse({"id": message.pk, "seq": message.seq}, status=201)
-
+router = Router(auth=ApiTokenAuth(), tags=["conversations"])
 
 TOOL_CALL_ID_MAX = 200  # Message.tool_call_id's max_length
 
 
-def _post_message(conversation: Conversation, body: dict[str, Any]) -> Message:
-    role = body.get("role")
-    content = body.get("content", "")
-    tool_calls = body.get("tool_calls") or []
-    tool_call_id = body.get("tool_call_id", "")
-    readonly = body.get("readonly", False)
-    if role not in Role.values:
-        raise ChatError(
-            "invalid_role",
-            _("“role” must be one of: %(roles)s.") % {"roles": ", ".join(Role.values)},
-        )
-    if not isinstance(content, str):
-        raise ChatError("invalid_field", _("“content” must be a string."))
-    if not isinstance(tool_calls, list) or not all(isinstance(c, dict) for c in tool_calls):
-        raise ChatError("invalid_field", _("“tool_calls” must be a list of objects."))
-    if not isinstance(tool_call_id, str) or not isinstance(readonly, bool):
-        raise ChatError(
-            "invalid_field", _("“tool_call_id” must be a string and “readonly” a boolean.")
-        )
-    if len(tool_call_id) > TOOL_CALL_ID_MAX:
-        raise ChatError("invalid_field", _("“tool_call_id” is too long (200 characters at most)."))
-    if role == Role.USER:
+class ConversationIn(RequestSchema):
+    title: str = Field("", description="Shown in the sidebar (cut to 200 characters).")
+    agent: AgentKind = Field(
+        AgentKind.EXTERNAL,
+        strict=False,
+        description="Who answers user messages: `external` (nobody: the runtime posts the "
+        "replies), `openai`, `scripted`, `intake`.",
+    )
+    field_codes: ClassVar[dict[str, str]] = {"agent": "agent_invalid"}
+
+
+EMPTY_CONVERSATION = ConversationIn.model_validate(
+    {}
+)  # no body (or `{}`): an untitled external conversation
+
+
+class ConversationCreated(Schema):
+    id: int = Field(description="The conversation's id.")
+    url: str = Field(description="The conversation's page.")
+
+
+class MessageIn(RequestSchema):
+    role: Role = Field(strict=False, description="`user`, `assistant`, `tool` or `system`.")
+    content: str = Field("", description="The message's text (Markdown, fences included).")
+    tool_calls: list[dict[str, ApiJson]] | None = Field(
+        None, description="An assistant message's tool calls (OpenAI shape)."
+    )
+    tool_call_id: str = Field(
+        "", max_length=TOOL_CALL_ID_MAX, description="A `tool` message answers this call."
+    )
+    readonly: bool = Field(False, description="Render the message's cards read-only.")
+    interactive_form_answer: dict[str, ApiJson] | None = Field(
+        None,
+        description="With role `user`: answers the pending interactive form "
+        '(`{"type": "interactive_form_question", "tool_use_id", "answers"}`).',
+    )
+    field_codes: ClassVar[dict[str, str]] = {"role": "invalid_role"}
+
+
+class MessageCreated(Schema):
+    id: int = Field(description="The message's id.")
+    seq: int = Field(description="Its position in the conversation (1, 2, …).")
+
+
+class SegmentOut(Schema):
+    """A part of a message as `questionnaire_lint --json` prints it (DESIGN §6)."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["markdown", "questionnaire", "response", "invalid"]
+    raw: str
+
+
+class MessageOut(Schema):
+    id: int
+    seq: int
+    role: Role
+    content: str
+    display_content: str
+    tool_calls: list[dict[str, ApiJson]]
+    tool_call_id: str
+    readonly: bool
+    hidden: bool
+    segments: list[SegmentOut]
+
+
+class MessageList(Schema):
+    messages: list[MessageOut]
+
+
+@router.post(
+    "/conversations/",
+    url_name="conversations",
+    response={201: ConversationCreated, **errors()},
+    openapi_extra=error_descriptions(),
+    summary="Create a conversation",
+)
+def conversation_create(
+    request: HttpRequest, body: ConversationIn = EMPTY_CONVERSATION
+) -> Status[Mapping[str, object]]:
+    conversation = services.conversation_create(
+        owner=signed_in(request),
+        title=body.title,
+        agent=body.agent.value,
+        language=request.LANGUAGE_CODE,
+    )
+    url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))
+    return Status(201, {"id": conversation.pk, "url": url})
+
+
+@router.get(
+    "/conversations/{id:conversation_id}/messages",
+    url_name="messages",
+    response={200: MessageList, **errors()},
+    openapi_extra=error_descriptions(),
+    summary="List a conversation's messages",
+)
+def message_list(request: HttpRequest, conversation_id: ConversationId) -> JsonResponse:
+    conversation = selectors.conversation_get_for_user(
+        user=signed_in(request), conversation_id=conversation_id
+    )
+    rows = selectors.message_list_all(conversation=conversation)
+    # Serialized as is, not through the schema: validating every message's segments
+    # again costs ~5 ms per 200 messages (a fifth of the request) for a shape this code
+    # builds; the contract tests and schemathesis check it matches `MessageList`.
+    return JsonResponse({"messages": [_message_json(m) for m in rows]})
+
+
+@router.post(
+    "/conversations/{id:conversation_id}/messages",
+    url_name="messages",
+    response={201: MessageCreated, **errors(409)},
+    openapi_extra=error_descriptions(409),
+    summary="Post a message",
+    description="A `user` message starts a run exactly as one typed in the page.",
+)
+def message_post(
+    request: HttpRequest, body: MessageIn, conversation_id: ConversationId
+) -> Status[Mapping[str, object]]:
+    conversation = selectors.conversation_get_for_user(
+        user=signed_in(request), conversation_id=conversation_id
+    )
+    message = _post_message(conversation, body)
+    return Status(201, {"id": message.pk, "seq": message.seq})
+
+
+def _post_message(conversation: Conversation, body: MessageIn) -> Message:
+    if body.role == Role.USER:
         # `interactive_form_answer`: the answer payload of a pending form (spec 003).
         return usecases.message_post_user(
             conversation=conversation,
-            content=content,
-            form_answer=body.get("interactive_form_answer"),
+            content=body.content,
+            form_answer=body.interactive_form_answer,
         )
-    services.message_check_size(content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
-    if role == Role.ASSISTANT and tool_calls:
+    services.message_check_size(body.content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
+    tool_calls = body.tool_calls or []
+    if body.role == Role.ASSISTANT and tool_calls:
         return assistant_message_create(
             conversation=conversation,
-            content=content,
+            content=body.content,
             tool_calls=tool_calls,
-            readonly=readonly,
+            readonly=body.readonly,
         )
     return services.message_create(
         conversation=conversation,
-        role=role,
-        content=content,
+        role=body.role,
+        content=body.content,
         tool_calls=tool_calls,
-        tool_call_id=tool_call_id,
-        readonly=readonly,
+        tool_call_id=body.tool_call_id,
+        readonly=body.readonly,
     )
 
 
-def _message_json(message: Message) -> dict[str, Any]:
+def _message_json(message: Message) -> Mapping[str, object]:
     return {
         "id": message.pk,
         "seq": message.seq,
@@ -120,7 +208,7 @@ def _message_json(message: Message) -> dict[str, Any]:
     }
 
 
-def _segments(message: Message) -> list[dict[str, Any]]:
+def _segments(message: Message) -> list[Mapping[str, object]]:
     """The message's segments in the lint JSON shape (DESIGN §6)."""
     if message.role not in (Role.ASSISTANT, Role.USER) or not message.content:
         return []
@@ -128,10 +216,42 @@ def _segments(message: Message) -> list[dict[str, Any]]:
     return [segment.to_dict() for segment in segments]
 
 
-async def events(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
-    """The conversation's SSE stream for API clients (bearer token)."""
-    if request.method != "GET":
-        return HttpResponse(status=405)
+EVENT_STREAM = {
+    "responses": {
+        200: {
+            "description": "The conversation's event stream (`text/event-stream`, never "
+            "ends): events `id:`, `event:` (a name) and one JSON `data:` line; "
+            "`: keep-alive` comments; a `retry:` hint.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **error_descriptions(503)["responses"],
+    },
+    "security": [{"ApiTokenAuth": []}],
+}
+
+
+@router.get(
+    "/conversations/{id:conversation_id}/events",
+    url_name="events",
+    auth=None,  # checked by the stream itself (`stream_access_for_token`), as on the page
+    response={200: None, **errors(503)},
+    openapi_extra=EVENT_STREAM,
+    summary="Stream a conversation's events (SSE)",
+)
+async def events(
+    request: HttpRequest,
+    conversation_id: ConversationId,
+    last_event_id_query: Annotated[
+        str | None,
+        param.Query(alias="last_event_id", description="Replay the events after this id."),
+    ] = None,
+    last_event_id_header: Annotated[
+        str | None,
+        param.Header(alias="Last-Event-ID", description="As `last_event_id`, on reconnecting."),
+    ] = None,
+) -> HttpResponseBase:
+    """The conversation's SSE stream for API clients (bearer token). The query and header
+    cursors are read by `last_event_id` (one parser for every id: 400 `invalid_id`)."""
     try:
         last = last_event_id(request)
     except ChatError as error:

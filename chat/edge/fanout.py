@@ -52,6 +52,7 @@ from chat.edge.stream_selectors import (
     event_last_id,
     event_rows_after,
 )
+from chat.obs import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -239,14 +240,17 @@ class Hub:
     def reserve(self) -> Listener:
         """A slot for a stream that is about to open; raises Full at SSE_MAX_STREAMS."""
         if self.open >= settings.SSE_MAX_STREAMS:
+            metrics.STREAMS_REFUSED.labels("overloaded").inc()
             raise Full()
         self.open += 1
+        metrics.STREAMS_OPEN.inc()
         return Listener()
 
     def claim(self, listener: Listener, user_id: int) -> None:
         """Count a reserved listener as the user's; raises UserFull at
         SSE_MAX_STREAMS_PER_USER, so one person can't take the whole process's share."""
         if self.by_user.get(user_id, 0) >= settings.SSE_MAX_STREAMS_PER_USER:
+            metrics.STREAMS_REFUSED.labels("user").inc()
             raise UserFull()
         self.by_user[user_id] = self.by_user.get(user_id, 0) + 1
         listener.user = user_id
@@ -270,6 +274,7 @@ class Hub:
             return
         listener.released = True
         self.open -= 1
+        metrics.STREAMS_OPEN.dec()
         if listener.user is not None:
             left = self.by_user.pop(listener.user) - 1
             if left:

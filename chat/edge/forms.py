@@ -14,10 +14,20 @@ from chat.edge.page import llm_configured
 
 
 class ConversationCreateForm(forms.Form):
-    title = forms.CharField(label=_("Title"), max_length=200, required=False)
-    agent = forms.ChoiceField(label=_("Agent"), choices=AgentKind.choices)
+    """The home page's composer: the first message (optional for an agent that opens the
+    conversation itself), the assistant and, for the intake, its topic. `title` names a
+    conversation without a message (scripts and tests; the page doesn't ask for it)."""
+
+    content = forms.CharField(
+        label=_("Message"),
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "off"}),
+    )
+    agent = forms.ChoiceField(label=_("Assistant"), choices=AgentKind.choices)
     # Which intake definition an intake conversation collects (ignored for other agents).
-    intake = forms.ChoiceField(label=_("Intake"), required=False)
+    intake = forms.ChoiceField(label=_("Topic"), required=False)
+    title = forms.CharField(label=_("Title"), max_length=200, required=False)
 
     def __init__(
         self, data: QueryDict | None = None, *, intake_choices: list[tuple[str, str]]
@@ -26,14 +36,25 @@ class ConversationCreateForm(forms.Form):
         super().__init__(data)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
         intake = cast(forms.ChoiceField, self.fields["intake"])
-        intake.choices = [("", _("Ask me in the chat")), *intake_choices]
+        intake.choices = [*intake_choices, ("", _("Ask me in the chat"))]
         intake.initial = intake_choices[0][0] if intake_choices else ""
+
+    def clean_content(self) -> str:
+        content = str(self.cleaned_data["content"])
+        limit = settings.CHAT_MAX_MESSAGE_CHARS
+        if len(content) > limit:
+            raise forms.ValidationError(
+                _("The message is %(n)s characters long; the limit is %(limit)s."),
+                code="message_too_long",
+                params={"n": len(content), "limit": limit},
+            )
+        return content
 
     def clean_agent(self) -> str:
         agent = str(self.cleaned_data["agent"])
         if agent == AgentKind.OPENAI and not llm_configured():
             raise forms.ValidationError(
-                _("No model endpoint is configured on this server, so this agent can’t answer."),
+                _("This assistant isn’t available on this server yet. Choose another one."),
                 code="llm_not_configured",
             )
         return agent

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -18,11 +17,17 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseNotAllowed,
+    JsonResponse,
+)
 from django.http.multipartparser import MultiPartParserError
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
-from django.views.decorators.csrf import csrf_exempt
 from django_htmx.middleware import HtmxDetails
 
 from chat.core.errors import ChatError, NotFound
@@ -34,9 +39,6 @@ from chat.core.text import text_problem
 from questionnaires.protocol.jsontypes import JsonObject
 
 logger = logging.getLogger(__name__)
-
-# A JSON API view: the request, then its URL's ids.
-ApiView = Callable[..., HttpResponse]
 
 
 def bearer_from_header(value: str | None) -> str | None:
@@ -204,50 +206,19 @@ def bad_token_strike(address: str) -> ChatError:
     )
 
 
-def request_check(request: HttpRequest, methods: tuple[str, ...]) -> None:
-    """What every JSON endpoint checks once the caller is known: an allowed method
-    (405 `method_not_allowed`) and a body that can be read (see `request_problem`)."""
+def request_check(request: HttpRequest) -> None:
+    """What every JSON endpoint checks once the caller is known: query parameters that
+    can be stored and searched (no NUL or lone surrogate: 400 `text_invalid` naming the
+    parameter — PostgreSQL refuses a NUL in a query) and a form body that can be read
+    (see `request_problem`)."""
+    for key, values in request.GET.lists():
+        for value in (key, *values):
+            problem = text_problem(value)
+            if problem is not None:
+                raise _problem(problem[0], f"query.{key}")
     refused = request_problem(request) if request.method == "POST" else None
     if refused is not None:
         raise refused
-    if request.method not in methods:
-        raise ChatError(
-            "method_not_allowed",
-            _("Method %(method)s is not allowed here.") % {"method": request.method},
-            status=405,
-        )
-
-
-def api_view(methods: tuple[str, ...]) -> Callable[[ApiView], ApiView]:
-    """Decorate a JSON API view: bearer auth, allowed methods, errors as JSON.
-
-    The wrapped view gets `request.user` set to the token's user and may raise ChatError.
-    """
-
-    def decorator(view: ApiView) -> ApiView:
-        @csrf_exempt
-        @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: int, **kwargs: int) -> HttpResponse:
-            try:
-                raw = bearer_token(request)
-                if is_skill_token(raw):  # also refused by SkillTokenScopeMiddleware
-                    raise ChatError(
-                        "skill_token_not_allowed",
-                        _("A skill identity token only works for skill publishing."),
-                        status=401,
-                    )
-                user = user_for_api_token(raw) if raw else None
-                if user is None:
-                    raise bad_token_strike(client_address(request))
-                request.user = user
-                request_check(request, methods)
-                return view(request, *args, **kwargs)
-            except ChatError as error:
-                return error_response(error)
-
-        return wrapper
-
-    return decorator
 
 
 class HtmxRequest(HttpRequest):
@@ -257,7 +228,7 @@ class HtmxRequest(HttpRequest):
 
 
 def signed_in(request: HttpRequest) -> User:
-    """The person a page or API view serves (behind `login_required` or `api_view`)."""
+    """The person a page or API view serves (behind `login_required` or the API's bearer auth)."""
     user = request.user
     if not isinstance(user, User) or not user.is_authenticated:
         raise PermissionDenied
@@ -276,9 +247,10 @@ class RequestGuardMiddleware:
     """Refuse a page or htmx form post that can't be taken (too large, broken multipart,
     NUL bytes in a field) with a 400/413 before any view reads it: nothing is stored,
     and nothing downstream (PostgreSQL, the protocol) ever sees such text. The JSON API
-    does the same in `api_view`, answering in its JSON error shape.
+    does the same in its bearer auth (`chat.edge.apibase`), answering in its JSON error shape.
 
-    Every response to a signed-in person is `Cache-Control: no-store` (a conversation
+    A 405 from the JSON API (django-ninja answers it in plain text) gets its JSON error
+    shape. Every response to a signed-in person is `Cache-Control: no-store` (a conversation
     must never come back from a shared or back-button cache after logout)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
@@ -292,10 +264,26 @@ class RequestGuardMiddleware:
                     refused.message, status=refused.status, content_type="text/plain; charset=utf-8"
                 )
         response = self.get_response(request)
+        if isinstance(response, HttpResponseNotAllowed) and request.path_info.startswith("/api/"):
+            response = _method_not_allowed(request, response)
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and "Cache-Control" not in response:
             response["Cache-Control"] = "no-store"
         return response
+
+
+def _method_not_allowed(request: HttpRequest, response: HttpResponseNotAllowed) -> HttpResponse:
+    """django-ninja's plain-text 405 in the API's error shape (its `Allow` header kept)."""
+    refused = error_response(
+        ChatError(
+            "method_not_allowed",
+            _("Method %(method)s is not allowed here.") % {"method": request.method},
+            status=405,
+        )
+    )
+    if response.has_header("Allow"):
+        refused["Allow"] = response["Allow"]
+    return refused
 
 
 # url names (namespace "api") that accept a skill identity token

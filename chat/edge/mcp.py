@@ -33,6 +33,7 @@ from chat.core.identity import RunIdentity, mcp_token_verify
 from chat.core.models import Run, RunStatus, StopReason
 from chat.core.selectors import run_identity_live
 from chat.core.text import text_problem
+from chat.core.version import PRODUCT, product_version
 from chat.edge.http import bad_token_strike, bearer_from_header
 from chat.runs.external import run_external_end, run_external_touch
 
@@ -87,6 +88,9 @@ def tool_execute(identity: RunIdentity, name: str, arguments: dict[str, Any]) ->
         call_id=call.id,
     )
     result = tool.execute(arguments, context)
+    if is_deferred(result):
+        # what a client needs to answer the form through the API (`interactive_form_answer`)
+        result = {**result, "tool_use_id": call.id, "conversation_id": run.conversation_id}
     with transaction.atomic():
         step_persist(
             run=run,
@@ -105,7 +109,12 @@ def tool_execute(identity: RunIdentity, name: str, arguments: dict[str, Any]) ->
 async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
     return types.ListToolsResult(
         tools=[
-            types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
+            types.Tool(
+                name=t.name,
+                description=t.description,
+                input_schema=t.parameters,
+                output_schema=t.output_schema,
+            )
             for t in TOOLS
         ]
     )
@@ -114,24 +123,29 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     identity = _identity(ctx)
     if params.name not in TOOLS_BY_NAME:
-        error = {"success": False, "error_code": "unknown_tool", "message": params.name}
-        return _result(error, is_error=True)
+        message = f"Unknown tool {params.name!r}."
+        error = {"success": False, "status": "error", "error_code": "unknown_tool"}
+        return _result({**error, "message": message})
     arguments = dict(params.arguments or {})
     result = await database_sync_to_async(tool_execute)(identity, params.name, arguments)
     return _result(result)
 
 
-def _result(result: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
+def _result(result: dict[str, Any]) -> types.CallToolResult:
+    """The tool's result as text and as `structuredContent` (its tool's `outputSchema`);
+    a refusal (`success: false`: invalid arguments, a limit, an unknown tool) is
+    `isError: true`, so a client sees it failed without reading the payload."""
     text = json.dumps(result, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=result,
-        is_error=is_error,
+        is_error=result.get("success") is False,
     )
 
 
 server: Server[Any] = Server(
-    "inline-questionnaire-chat",
+    PRODUCT,
+    version=product_version(),
     instructions=INSTRUCTIONS,
     on_list_tools=_list_tools,
     on_call_tool=_call_tool,

@@ -233,6 +233,21 @@ def conversation_page(
     }
 
 
+def shell_update(
+    *, conversation: Conversation, had_panel: bool, query: str = ""
+) -> dict[str, object]:
+    """What changes around the thread after a message (templates/chat/_shell_update.html):
+    the title, the panel's summary, the sidebar's list, and a panel that appeared in a tab
+    that had none (`had_panel`)."""
+    return {
+        "conversation": conversation,
+        "panel": registry.panel_for(conversation=conversation),
+        "had_panel": had_panel,
+        "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk, query=query),
+        "page_url": reverse("chat:conversation", args=[conversation.pk]),
+    }
+
+
 # --- the conversation list in the sidebar --------------------------------------------------
 
 SIDEBAR_LIMIT = 200
@@ -267,8 +282,8 @@ class Sidebar:
 
 def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Sidebar:
     """The user's conversations, newest first, grouped Today / Yesterday / Previous 7 days
-    / Earlier, each with a relative date; ``query`` filters by title (no-JS search; with
-    JavaScript the list filters as you type)."""
+    / Earlier, each with a relative date; ``query`` searches titles and message text
+    (`selectors.conversation_search_for_user`)."""
     now = timezone.localtime()
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     bounds = [
@@ -277,11 +292,9 @@ def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Si
         (today - timedelta(days=7), _("Previous 7 days")),
     ]
     groups: list[SidebarGroup] = []
-    needle = query.strip().casefold()
-    for conversation in selectors.conversation_list_for_user(user=user)[:SIDEBAR_LIMIT]:
+    found = selectors.conversation_search_for_user(user=user, query=query)
+    for conversation in found[:SIDEBAR_LIMIT]:
         title = str(conversation)
-        if needle and needle not in title.casefold():
-            continue
         updated = timezone.localtime(conversation.updated_at)
         label = next((name for start, name in bounds if updated >= start), _("Earlier"))
         if not groups or groups[-1].label != label:

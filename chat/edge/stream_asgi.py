@@ -32,7 +32,6 @@ from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
-from chat.edge import api, views
 from chat.edge.http import SkillTokenScopeMiddleware
 from chat.edge.sse import EventStreamResponse
 
@@ -42,7 +41,9 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-STREAM_VIEWS = (api.events, views.conversation_events)
+# The two stream views by URL name: the API's is a django-ninja operation, so what the
+# resolver returns is ninja's view for its path (which runs `api.events`).
+STREAM_VIEWS = frozenset({"api:events", "chat:events"})
 View = tuple[Callable[..., Awaitable[HttpResponseBase]], tuple[Any, ...], dict[str, Any]]
 
 
@@ -57,7 +58,7 @@ def match(scope: Scope) -> View | None:
         found = resolve(path)
     except (Resolver404, BadRequest):  # Django answers it (404, or 400 `invalid_id`)
         return None
-    return (found.func, found.args, found.kwargs) if found.func in STREAM_VIEWS else None
+    return (found.func, found.args, found.kwargs) if found.view_name in STREAM_VIEWS else None
 
 
 async def serve(view: View, scope: Scope, receive: Receive, send: Send) -> None:

@@ -6,6 +6,7 @@ import functools
 from contextlib import suppress
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import (
     HttpRequest,
@@ -15,17 +16,21 @@ from django.http import (
     QueryDict,
 )
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from chat import usecases
 from chat.core import services
-from chat.core.errors import ChatError
+from chat.core.errors import ChatError, NotFound
+from chat.core.models import Conversation
 from chat.edge.forms import ConversationCreateForm, ConversationRenameForm, MessageForm
 from chat.edge.health import health_report
+from chat.edge.home import home_agents
 from chat.edge.http import (
     HtmxRequest,
     InvalidId,
@@ -37,24 +42,24 @@ from chat.edge.http import (
 )
 from chat.edge.page import (
     conversation_page,
-    llm_configured,
     message_items,
     message_items_changed,
     refusal_view,
+    shell_update,
     sidebar,
 )
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
-from chat.usecases import intake_begin
 from questionnaires import drafts
-from questionnaires.asks.definitions import conversation_definition, definition_choices
+from questionnaires.asks.definitions import definition_choices
 
 
 def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
+    user = signed_in(request)
     context = {
         "form": form,
-        "sidebar": sidebar(user=signed_in(request), query=request.GET.get("q", "")),
-        "llm_ready": llm_configured(),
+        "agents": home_agents(user=user),
+        "sidebar": sidebar(user=user, query=request.GET.get("q", "")),
     }
     return render(request, "chat/conversation_list.html", context, status=status)
 
@@ -67,26 +72,33 @@ def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
 @login_required
 @require_GET
 def conversation_list(request: HtmxRequest) -> HttpResponse:
-    """The new-chat page; the sidebar lists (and, with ?q=, searches) conversations."""
+    """The home page: a composer to start a conversation; the sidebar lists (and, with
+    ?q=, searches) conversations."""
     return _home(request, _create_form())
 
 
 @login_required
 @require_POST
 def conversation_create(request: HtmxRequest) -> HttpResponse:
+    """The home composer's first send: the conversation and its first message (or its
+    agent's opening) in one step, then its page."""
     form = _create_form(request.POST)
     if not form.is_valid():
-        return _home(request, form, status=400)
-    conversation = services.conversation_create(
-        owner=signed_in(request),
-        title=form.cleaned_data["title"],
-        agent=form.cleaned_data["agent"],
-        language=request.LANGUAGE_CODE,
-    )
-    intake_begin(conversation=conversation, definition_id=form.cleaned_data.get("intake", ""))
-    definition = conversation_definition(conversation)
-    if not conversation.title and definition is not None:  # named after its topic
-        services.conversation_rename(conversation=conversation, title=definition.title)
+        too_long = form.has_error("content", "message_too_long")
+        return _home(request, form, status=413 if too_long else 400)
+    data = form.cleaned_data
+    try:
+        conversation = usecases.conversation_start(
+            owner=signed_in(request),
+            agent=data["agent"],
+            language=request.LANGUAGE_CODE,
+            content=data["content"],
+            title=data["title"],
+            definition_id=data.get("intake", ""),
+        )
+    except ChatError as error:
+        form.add_error("intake" if error.code == "intake_unknown" else "content", error.message)
+        return _home(request, form, status=error.status)
     return redirect("chat:conversation", conversation_id=conversation.pk)
 
 
@@ -97,6 +109,21 @@ def conversation_detail(request: HtmxRequest, conversation_id: int) -> HttpRespo
     context = conversation_page(conversation=conversation, form=MessageForm())
     context["notice"] = card_notice_pop(request)  # a refused card post, redirected here
     return render(request, "chat/conversation.html", context)
+
+
+@login_required
+@require_GET
+def conversation_shell(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """After a message (`message_done`): the title, the sidebar and a side panel that
+    appeared, as out-of-band swaps; `?panel=1` says this tab already shows the panel,
+    `?q=` keeps the sidebar's search."""
+    conversation = conversation_for_page(request, conversation_id)
+    context = shell_update(
+        conversation=conversation,
+        had_panel=request.GET.get("panel") == "1",
+        query=request.GET.get("q", ""),
+    )
+    return render(request, "chat/_shell_update.html", context)
 
 
 @login_required
@@ -137,8 +164,35 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def conversation_search(request: HtmxRequest) -> HttpResponse:
+    """The sidebar's list for `?q=` (titles and message text), as you type (htmx); the
+    conversation `?current=` stays marked. Without JavaScript the home page takes `?q=`."""
+    return _sidebar_nav(request)
+
+
+def _sidebar_nav(request: HtmxRequest, *, title_of: Conversation | None = None) -> HttpResponse:
+    """The sidebar's list (and, when `title_of` is the open conversation, its new title
+    out of band)."""
+    current = request.GET.get("current") or request.POST.get("current") or ""
+    current_id = parse_id(current, name="current", default=0) or None
+    context = {
+        "sidebar": sidebar(
+            user=signed_in(request),
+            current_id=current_id,
+            query=request.GET.get("q") or request.POST.get("q") or "",
+        ),
+        "page_url": request.POST.get("next") or reverse("chat:conversation_list"),
+        "renamed": title_of,
+        "title_oob": title_of is not None and title_of.pk == current_id,
+    }
+    return render(request, "chat/_sidebar_nav.html", context)
+
+
+@login_required
 @require_POST
 def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """Rename (htmx: the sidebar's list comes back, and the open conversation's title)."""
     conversation = conversation_for_page(request, conversation_id)
     form = ConversationRenameForm(request.POST)
     if form.is_valid():
@@ -146,17 +200,24 @@ def conversation_rename(request: HtmxRequest, conversation_id: int) -> HttpRespo
             services.conversation_rename(
                 conversation=conversation, title=form.cleaned_data["title"]
             )
+    if request.htmx:
+        return _sidebar_nav(request, title_of=conversation)
     return redirect(_next(request, reverse("chat:conversation", args=[conversation.pk])))
 
 
 @login_required
 @require_POST
 def conversation_delete(request: HtmxRequest, conversation_id: int) -> HttpResponse:
-    """Delete one of the user's own conversations (anyone else's is a 404)."""
+    """Delete one of the user's own conversations (anyone else's is a 404). htmx: the
+    sidebar's list comes back — or, when it was the open one, the browser goes home."""
     conversation = conversation_for_page(request, conversation_id)
     gone = reverse("chat:conversation", args=[conversation.pk])
     services.conversation_delete(conversation=conversation)
     target = _next(request, reverse("chat:conversation_list"))
+    if request.htmx:
+        if target.startswith(gone):
+            return HttpResponseClientRedirect(reverse("chat:conversation_list"))
+        return _sidebar_nav(request)
     return redirect(reverse("chat:conversation_list") if target.startswith(gone) else target)
 
 
@@ -245,6 +306,25 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     if request.path_info.startswith(("/api/", "/mcp")):
         return error_response(error)
     return HttpResponse(error.message, status=400, content_type="text/plain; charset=utf-8")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 handler: JSON on the API and `/mcp/`; elsewhere the app's own page —
+    inside the app shell, with the sidebar, for a signed-in person."""
+    if request.path_info.startswith(("/api/", "/mcp")):
+        return error_response(NotFound(_("Not found.")))
+    context: dict[str, object] = {}
+    user = getattr(request, "user", None)
+    if isinstance(user, User) and user.is_authenticated:
+        context = {"base_template": "_app.html", "sidebar": sidebar(user=user)}
+    return render(request, "404.html", context, status=404)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico by themselves: the static file (whose name may carry
+    a content hash, so the redirect isn't permanent)."""
+    return redirect(static("img/favicon.ico"))
 
 
 @require_GET

@@ -38,6 +38,7 @@ from chat.mcphost.host import host_ensure
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpCallState, host_wait_ref
 from chat.mcphost.results import call_result, error_result, url_elicitation_required
+from chat.obs import metrics, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +56,43 @@ def endpoint(server: McpServer) -> client.Endpoint:
     return client.Endpoint(name=server.name, url=server.url, headers=server.request_headers())
 
 
+# A tool call's arguments and result: JSON objects (MCP's own types are loose too).
+JsonObject = dict[str, Any]
+
+
 def call_execute(
-    server: McpServer, remote: str, arguments: dict[str, Any], context: ToolContext
-) -> dict[str, Any]:
+    server: McpServer, remote: str, arguments: JsonObject, context: ToolContext
+) -> JsonObject:
     """Execute (or pick up) the call `context.call_id`; always a result for the model,
-    or `ToolSuspended` while it waits for a person or the session host."""
+    or `ToolSuspended` while it waits for a person or the session host.
+
+    Measured (chat.obs): the worker's time on it, by server and outcome (`ok`, `error`,
+    `waiting` when the run suspends on it), and a `chat.mcp_call` span."""
+    run_id = context.extra.get("run_id")
+    attributes: dict[str, str | int] = {
+        "chat.mcp.server": server.name,
+        "chat.mcp.tool": remote,
+        "chat.run_id": run_id if isinstance(run_id, int) else 0,
+    }
+    started = time.perf_counter()
+    outcome = "error"
+    with tracing.span("chat.mcp_call", attributes) as span:
+        try:
+            result = _call_execute(server, remote, arguments, context)
+            outcome = "error" if result.get("success") is False else "ok"
+            return result
+        except ToolSuspended:
+            outcome = "waiting"
+            raise
+        finally:
+            span.set_attribute("chat.mcp.outcome", outcome)
+            metrics.MCP_CALLS.labels(server.name, outcome).inc()
+            metrics.MCP_CALL_SECONDS.labels(server.name).observe(time.perf_counter() - started)
+
+
+def _call_execute(
+    server: McpServer, remote: str, arguments: JsonObject, context: ToolContext
+) -> JsonObject:
     run_id = context.extra.get("run_id")
     if not isinstance(run_id, int) or not context.call_id:
         return _without_run(server, remote, arguments)
@@ -85,7 +118,7 @@ def call_execute(
     return dict(call.result or {})
 
 
-def call_finished(context: ToolContext) -> dict[str, Any] | None:
+def call_finished(context: ToolContext) -> JsonObject | None:
     """The stored result of the call `context.call_id` of this run, if it has one."""
     run_id = context.extra.get("run_id")
     if not isinstance(run_id, int):
@@ -97,7 +130,7 @@ def call_finished(context: ToolContext) -> dict[str, Any] | None:
     return dict(result) if isinstance(result, dict) else None
 
 
-def _without_run(server: McpServer, remote: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _without_run(server: McpServer, remote: str, arguments: JsonObject) -> JsonObject:
     """A call outside a run (nothing to suspend, no one to ask): one connection; a
     server that asks is told the chat can't."""
     try:

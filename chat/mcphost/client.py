@@ -35,11 +35,8 @@ import functools
 import logging
 import math
 import ssl
-import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -53,6 +50,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from chat.core.version import product_version
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -65,18 +64,8 @@ MCP_URL_ELICITATION_REQUIRED = "MCP_URL_ELICITATION_REQUIRED"
 LEGACY_REVISION = "2025-11-25"
 
 
-def _product_version() -> str:
-    try:
-        return metadata.version("inline-questionnaire-chat")
-    except metadata.PackageNotFoundError:
-        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-        with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
-            return str(tomllib.loads(pyproject.read_text())["project"]["version"])
-        return "0"
-
-
 # How this product introduces itself to every MCP server (clientInfo).
-CLIENT_INFO = types.Implementation(name="inline-questionnaire-chat", version=_product_version())
+CLIENT_INFO = types.Implementation(name="inline-questionnaire-chat", version=product_version())
 
 
 def is_modern(revision: str) -> bool:
@@ -176,28 +165,79 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def _http_client(endpoint: Endpoint, limits: httpx2.Limits | None = None) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(
+        headers=dict(endpoint.headers),
+        timeout=http_timeout(),
+        verify=_tls(),
+        limits=limits or httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+    )
+
+
+class HttpClients:
+    """One HTTP client — one connection pool — per server (URL and headers) for the calls
+    of one long-lived event loop (the session host's), instead of a client per call.
+
+    Every pending call still holds its own two connections (the `tools/call` POST's SSE
+    response and the session's GET stream), so the pool has no connection limit; idle
+    connections are kept a few seconds (`IDLE_KEPT`, `IDLE_SECONDS`). The SDK session of
+    each call stays its own (`mcp-session-id` is per call); cookies a server sets are
+    shared by its calls, as a browser would. `aclose()` when the loop ends.
+    """
+
+    IDLE_KEPT = 20
+    IDLE_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str, tuple[tuple[str, str], ...]], httpx2.AsyncClient] = {}
+
+    def client(self, endpoint: Endpoint) -> httpx2.AsyncClient:
+        key = (endpoint.url, tuple(sorted(endpoint.headers.items())))
+        http = self._clients.get(key)
+        if http is None or http.is_closed:
+            limits = httpx2.Limits(
+                max_connections=None,
+                max_keepalive_connections=self.IDLE_KEPT,
+                keepalive_expiry=self.IDLE_SECONDS,
+            )
+            http = self._clients[key] = _http_client(endpoint, limits)
+        return http
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for http in clients:
+            with contextlib.suppress(Exception):
+                await http.aclose()
+
+
 @contextlib.asynccontextmanager
-async def _http_transport(endpoint: Endpoint) -> AsyncIterator[Any]:
+async def _http_transport(endpoint: Endpoint, shared: HttpClients | None) -> AsyncIterator[Any]:
+    if shared is not None:
+        async with streamable_http_client(endpoint.url, http_client=shared.client(endpoint)) as s:
+            yield s
+        return
     async with (
-        httpx2.AsyncClient(
-            headers=dict(endpoint.headers), timeout=http_timeout(), verify=_tls()
-        ) as http,
+        _http_client(endpoint) as http,
         streamable_http_client(endpoint.url, http_client=http) as streams,
     ):
         yield streams
 
 
-def _target(endpoint: Endpoint) -> Any:
+def _target(endpoint: Endpoint, shared: HttpClients | None = None) -> Any:
     if endpoint.url.startswith("builtin:"):
         from chat.mcphost.demo import builtin_server
 
         return builtin_server(endpoint.url.removeprefix("builtin:"))
-    return _http_transport(endpoint)
+    return _http_transport(endpoint, shared)
 
 
 @contextlib.asynccontextmanager
 async def _connected(
-    endpoint: Endpoint, budget: Budget, hooks: Hooks, mode: str = "auto"
+    endpoint: Endpoint,
+    budget: Budget,
+    hooks: Hooks,
+    mode: str = "auto",
+    shared: HttpClients | None = None,
 ) -> AsyncIterator[Client]:
     elicitation_callback = None
     if hooks.elicit is not None:
@@ -218,7 +258,7 @@ async def _connected(
             await complete(notification.params.elicitation_id)
 
     client = Client(
-        _target(endpoint),
+        _target(endpoint, shared),
         mode=mode,
         elicitation_callback=elicitation_callback,
         message_handler=message_handler,
@@ -282,13 +322,15 @@ async def operate(
     hooks: Hooks,
     work: Callable[[Client], Awaitable[T]],
     seconds: float,
+    shared: HttpClients | None = None,
 ) -> T:
     """Connect (automatic revision), do `work` within a budget of `seconds` spent waiting
-    on the server, disconnect. Raises `McpHostError`."""
+    on the server, disconnect. `shared`: the event loop's HTTP clients (else one of its
+    own). Raises `McpHostError`."""
     budget = Budget(seconds)
     try:
         with budget.scope():
-            async with _connected(endpoint, budget, hooks) as client:
+            async with _connected(endpoint, budget, hooks, shared=shared) as client:
                 return await work(client)
     except (Exception, BaseExceptionGroup) as exc:
         error = _error(endpoint, exc)
@@ -383,18 +425,20 @@ async def tool_call_async(
     hooks: Hooks | None = None,
     *,
     seconds: float | None = None,
+    shared: HttpClients | None = None,
 ) -> types.CallToolResult:
     """Call one tool with the whole exchange in one connection (the session host's way,
     for 2025-11-25 servers: their elicitations come over that connection, and a 2026 one's
     input requests are answered through the same hooks; the budget is paused while a
-    person answers). A server error result comes back as the result (`is_error`), a
-    failure to get one raises `McpHostError`."""
+    person answers). `shared`: the session host's HTTP clients (a pool per server). A
+    server error result comes back as the result (`is_error`), a failure to get one
+    raises `McpHostError`."""
 
     async def work(client: Client) -> types.CallToolResult:
         return await client.call_tool(name, arguments)
 
     budget = settings.MCP_TOOL_TIMEOUT if seconds is None else seconds
-    return await operate(endpoint, hooks or Hooks(), work, budget)
+    return await operate(endpoint, hooks or Hooks(), work, budget, shared)
 
 
 def tool_call(

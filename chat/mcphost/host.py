@@ -79,6 +79,7 @@ class SessionHost:
         self.calls: dict[int, asyncio.Task[None]] = {}
         self.cards: dict[int, asyncio.Future[Any]] = {}
         self.services = elicit.backend()
+        self.http = client.HttpClients()  # one connection pool per server, not per call
 
     async def db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -129,6 +130,7 @@ class SessionHost:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.http.aclose()
         with contextlib.suppress(Exception):
             await self.db(hosted.lease_release, self.host_id)
         self.pool.shutdown(wait=False)
@@ -153,7 +155,12 @@ class SessionHost:
         outage = ""
         try:
             result = await client.tool_call_async(
-                endpoint, call.tool, call.arguments, hooks, seconds=call.budget_left
+                endpoint,
+                call.tool,
+                call.arguments,
+                hooks,
+                seconds=call.budget_left,
+                shared=self.http,
             )
             payload = call_result(call.server_name, call.tool, result)
         except client.McpHostError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import uuid
@@ -62,8 +63,11 @@ def run_enqueue(*, run_id: int) -> None:
 
 def _start_thread(run_id: int) -> None:
     _handed_off(run_id)
+    # The thread carries the request's context (its log ids, its trace), as a Celery
+    # task carries them in its message.
+    context = contextvars.copy_context()
     threading.Thread(
-        target=execute_in_thread, args=(run_id,), name=f"run-{run_id}", daemon=True
+        target=context.run, args=(execute_in_thread, run_id), name=f"run-{run_id}", daemon=True
     ).start()
 
 

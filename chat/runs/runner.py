@@ -27,6 +27,7 @@ from chat.agent.intake import intake_turn
 from chat.core.dbfaults import connection_lost, connections_reset, retry_on_connection_loss
 from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
 from chat.core.services import event_emit, message_create
+from chat.obs import logs, metrics, tracing
 from chat.runs.errors import RunFailed
 from chat.runs.heartbeat import heartbeat, run_claim, run_requeue, run_suspend
 from chat.runs.resume import AttemptSuperseded, Journal, stop_json
@@ -83,13 +84,52 @@ def run_execute(*, run_id: int, task_id: str = "", worker: str = "") -> None:
 
 
 def _execute(*, run_id: int, task_id: str, worker: str) -> None:
+    queued = Run.objects.filter(pk=run_id).values_list("status", "heartbeat_at", "created_at")
+    before = queued.first()  # (metrics: how long it waited in the queue)
     attempt = run_claim(run_id=run_id, task_id=task_id, worker=worker)
     if attempt is None:
         return  # finished, or another live attempt has it (a duplicate delivery)
     run = Run.objects.select_related("conversation", "trigger_message").get(pk=run_id)
+    agent = run.conversation.agent
     if attempt.number == 1:
-        event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+        reason = "first"
     elif _resumed_after_wait(run, attempt):
+        reason = "resumed"
+    else:
+        reason = "takeover"
+    metrics.RUN_ATTEMPTS.labels(agent, reason).inc()
+    if before is not None and before[0] == RunStatus.QUEUED:
+        since = before[1] or before[2]
+        waited = (attempt.started_at - since).total_seconds()
+        metrics.RUN_QUEUE_WAIT_SECONDS.labels(agent).observe(max(waited, 0.0))
+    ids: dict[str, str | int] = {
+        "chat.run_id": run.pk,
+        "chat.agent": agent,
+        "chat.attempt": attempt.number,
+    }
+    with (
+        logs.run_bound(
+            run_id=run.pk,
+            conversation_id=run.conversation_id,
+            user_id=run.conversation.owner_id,
+            request_id=run.request_id,
+        ),
+        tracing.span("chat.run", ids),
+    ):
+        started = time.perf_counter()
+        outcome = _attempt(run, attempt, reason, worker)
+        if outcome:
+            metrics.RUN_ATTEMPT_SECONDS.labels(agent, outcome).observe(
+                time.perf_counter() - started
+            )
+
+
+def _attempt(run: Run, attempt: RunAttempt, reason: str, worker: str) -> str:
+    """Execute (or resume) the claimed run's turn; returns how the attempt ended ("" when
+    it was taken over or lost its database connection)."""
+    if reason == "first":
+        event_emit(conversation_id=run.conversation_id, name="run_started", data={"run_id": run.pk})
+    elif reason == "resumed":
         event_emit(conversation_id=run.conversation_id, name="run_resumed", data={"run_id": run.pk})
     else:
         logger.warning("run %s: attempt %s resumes the turn (%s)", run.pk, attempt.number, worker)
@@ -106,18 +146,26 @@ def _execute(*, run_id: int, task_id: str, worker: str) -> None:
                 stop_reason, status = _turn(run)
         except AttemptSuperseded:
             logger.warning("run %s: attempt %s was taken over; it stops", run.pk, attempt.number)
-            return
+            return ""
         except ConnectionLost:
             _hand_over(run)
-            return
+            return ""
+    agent = run.conversation.agent
     if status == RunStatus.SUSPENDED:
         retry_on_connection_loss(
             lambda: run_suspend(run=run, attempt=attempt), what=f"suspending run {run.pk}"
         )
-        return
-    retry_on_connection_loss(
+        metrics.RUN_SUSPENSIONS.labels(agent).inc()
+        return str(status)
+    finished = retry_on_connection_loss(
         lambda: _finish(run, attempt, stop_reason, status), what=f"finishing run {run.pk}"
     )
+    if finished:
+        metrics.RUNS.labels(agent, stop_reason).inc()
+        metrics.RUN_SECONDS.labels(agent).observe(
+            max((timezone.now() - run.created_at).total_seconds(), 0.0)
+        )
+    return str(status)
 
 
 def _resumed_after_wait(run: Run, attempt: RunAttempt) -> bool:
@@ -141,7 +189,7 @@ def _hand_over(run: Run) -> None:
         logger.exception("run %s: could not requeue; the reaper will", run.pk)
 
 
-def _finish(run: Run, attempt: RunAttempt, stop_reason: str, status: str) -> None:
+def _finish(run: Run, attempt: RunAttempt, stop_reason: str, status: str) -> bool:
     now = timezone.now()
     with transaction.atomic():
         finished = Run.objects.filter(
@@ -151,13 +199,14 @@ def _finish(run: Run, attempt: RunAttempt, stop_reason: str, status: str) -> Non
         )
         if not finished:
             logger.warning("run %s: attempt %s was taken over", run.pk, attempt.number)
-            return
+            return False
         RunAttempt.objects.filter(pk=attempt.pk).update(outcome=status, ended_at=now)
         event_emit(
             conversation_id=run.conversation_id,
             name="run_finished",
             data={"run_id": run.pk, "stop_reason": stop_reason, "status": status},
         )
+    return True
 
 
 def _give_up(run: Run, number: int) -> tuple[str, str]:

@@ -47,7 +47,9 @@ from chat.core.selectors import question_budget_limits
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
+from chat.obs import metrics
 from chat.runs.errors import RunFailed
+from chat.runs.metered import MeteredClient
 from chat.runs.resume import (
     AttemptSuperseded,
     DeltaMerger,
@@ -64,6 +66,8 @@ from questionnaires.registry import questions_asked
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
 # fragment of a model call goes out at once, so the typing indicator appears at once).
 DELTA_FLUSH_SECONDS = 0.05
+# The offline tour's "model" in usage rows and metrics (its tokens are estimates).
+SCRIPTED_MODEL = "scripted"
 CANCEL_POLL_SECONDS = 0.2
 
 
@@ -244,6 +248,9 @@ class RunSink:
             event.state,
             stop_json(stop.stop_reason, stop.error_code, stop.error_message) if stop else None,
         )
+        if event.kind == "self_check_gave_up":
+            agent = self.run.conversation.agent
+            metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "gave_up").inc())
         message = step_persist(
             run=self.run,
             content=event.content,
@@ -267,6 +274,8 @@ class RunSink:
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:
+        agent = self.run.conversation.agent
+        metrics.on_commit(lambda: metrics.SELF_CHECK.labels(agent, "repair").inc())
         opened = (self.journal.doc.get("step") or {}).get("message_id")
         if opened:  # the step is repaired: its early message is superseded
             Message.objects.filter(pk=opened).update(hidden=True)
@@ -313,15 +322,20 @@ def turn_drive(
     run: Run,
     make_client: Callable[[int], LLMClient],
     *,
+    model: str,
+    system: str,
     max_iterations: int | None = None,
     budget: QuestionBudget | None = None,
 ) -> str:
     """Drive the loop for one attempt of `run`. `make_client(n)` builds the model backend
-    for a turn whose first `n` model calls are already done (a resumed attempt)."""
+    for a turn whose first `n` model calls are already done (a resumed attempt); every
+    call it makes is measured as `model` of `system` (chat.runs.metered)."""
     conversation = run.conversation
     limits = turn_budget(conversation, budget)
     resume = resume_load(run)
-    client = make_client(resume.calls_made)
+    client: LLMClient = MeteredClient(
+        make_client(resume.calls_made), run=run, model=model, system=system
+    )
     replay = resume.replay()
     if replay is not None:
         client = ReplayClient(replay, client)
@@ -370,12 +384,18 @@ def turn_drive(
 
 
 def scripted_step_index(run: Run) -> int:
-    """The tour advances one step per visible user message (retries replay the step)."""
+    """The tour advances one step per visible user message (retries replay the step).
+
+    A tour that opened by itself (its first message is the assistant's, written by a run
+    without a trigger) showed step 0 before any message: each answer is one step further."""
     trigger = run.trigger_message
-    users = run.conversation.messages.filter(role=Role.USER, hidden=False)
+    messages = run.conversation.messages
+    users = messages.filter(role=Role.USER, hidden=False)
     if trigger is not None:
         users = users.filter(seq__lte=trigger.seq)
-    return max(users.count() - 1, 0)
+    first = messages.order_by("seq").values_list("role", flat=True).first()
+    opened = trigger is not None and first is not None and first != Role.USER
+    return max(users.count() - 1 + int(opened), 0)
 
 
 def script_exists(name: str) -> bool:
@@ -404,7 +424,14 @@ def scripted_turn(run: Run) -> str:
             start=start,
         )
 
-    return turn_drive(run, client, max_iterations=step.max_iterations, budget=step.budget)
+    return turn_drive(
+        run,
+        client,
+        model=SCRIPTED_MODEL,
+        system="scripted",
+        max_iterations=step.max_iterations,
+        budget=step.budget,
+    )
 
 
 def openai_turn(run: Run) -> str:
@@ -419,8 +446,9 @@ def openai_turn(run: Run) -> str:
             api_key=settings.LLM_API_KEY,
             model=settings.LLM_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
+            stream_usage=settings.LLM_STREAM_USAGE,
         )
     except LLMError as exc:
         raise RunFailed(exc.code, exc.message) from exc
     # A resumed attempt asks the model again from the stored context (nothing to skip).
-    return turn_drive(run, lambda _done: client)
+    return turn_drive(run, lambda _done: client, model=client.model, system="openai")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Skill(models.Model):
@@ -21,6 +22,8 @@ class Skill(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("skill")
+        verbose_name_plural = _("skills")
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["owner", "name"], name="skill_owner_name_uniq")

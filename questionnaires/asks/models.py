@@ -42,6 +42,8 @@ class StructuredAnswer(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("structured answer")
+        verbose_name_plural = _("structured answers")
         ordering = ["id"]
         constraints = [
             # An ask is answered once, however many tabs submit it (changes amend it).

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
@@ -32,9 +33,30 @@ class OptionView:
     form_value: str
 
 
+# Option icons drawn by the app (monochrome SVG, static/css/shell.css `.i-NAME`): an ask
+# may name one of these instead of an emoji (the bundled definitions and the tour do).
+ICONS = frozenset(
+    {
+        "arrow-left", "arrow-right", "arrows", "check", "level-1", "level-2", "level-3",
+        "globe", "phone", "wrench", "chart", "flask", "star", "smile", "help",
+    }
+)  # fmt: skip
+
+
+def option_icon(icon: str) -> str:
+    """An option's icon as the widget shows it: a named one is the app's own drawing (a
+    CSS mask, no markup of the ask's); anything else (an emoji) is text."""
+    if icon in ICONS:
+        return format_html('<span class="i i-{}" aria-hidden="true"></span>', icon)
+    return icon
+
+
 def option_views(ask: AskPayload | None) -> list[OptionView]:
     options = ask.get("options", []) if ask is not None else []
-    return [OptionView(o["label"], o.get("icon", ""), form_value(o["value"])) for o in options]
+    return [
+        OptionView(o["label"], option_icon(o.get("icon", "")), form_value(o["value"]))
+        for o in options
+    ]
 
 
 @dataclass(frozen=True)
@@ -276,7 +298,14 @@ def state_panel_for(conversation: Conversation) -> Panel | None:
         k in state for k in ("consultation_state", "missing_slots")
     ):
         return None
-    return Panel("chat/asks/state_panel.html", state_panel(conversation=conversation))
+    panel = state_panel(conversation=conversation)
+    definition = panel.definition
+    title = definition.title if definition is not None else _("Collected information")
+    answered = sum(1 for row in panel.slots if row.filled or row.skipped)
+    summary = ngettext(
+        "%(done)s of %(total)s answered", "%(done)s of %(total)s answered", len(panel.slots)
+    ) % {"done": answered, "total": len(panel.slots)}
+    return Panel("chat/asks/state_panel.html", panel, title=title, summary=summary)
 
 
 def answer_summary(message: Message) -> AnswerSummary | None:

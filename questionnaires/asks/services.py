@@ -13,12 +13,20 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.metadata import AskPayload, MessageMetadata, StructuredAnswerEnvelope, metadata_of
+from chat.core.metadata import (
+    AskPayload,
+    MessageMetadata,
+    StructuredAnswerEnvelope,
+    intake_state,
+    metadata_of,
+)
 from chat.core.models import Conversation, Message, Role, Run, WaitKind
+from chat.core.runs import run_request
 from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
+from chat.obs import metrics
 from questionnaires.asks import selectors
-from questionnaires.asks.extract import extract
+from questionnaires.asks.extract import CONFIDENCE_CONTAINED, extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
@@ -329,6 +337,8 @@ def _answer_write(
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
+        outcome = "answered" if resolved is not None else "skipped"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("ask", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
     return row, message
@@ -509,12 +519,46 @@ def slot_edit(
     if resolved is None:  # unreachable: only a skip resolves to nothing
         raise ChatError("answer_value_invalid", _("Choose or type a value."))
     with transaction.atomic():
-        return _record(
+        row = _record(
             conversation,
             ask_message=None,
             turn_id=new_turn_id(),
             field=field,
             source=Source.EDIT,
+            resolved=resolved,
+        )
+        _summary_again_if_confirming(conversation)
+        return row
+
+
+def _summary_again_if_confirming(conversation: Conversation) -> None:
+    """An intake whose summary waits for confirmation: a corrected slot makes that summary
+    stale, so the agent takes a turn (no message of the person's) and shows it again; the
+    older summary card closes, no longer the latest."""
+    conversation.refresh_from_db(fields=["state"])
+    if intake_state(conversation).get("status") == "confirming":
+        run_request(conversation=conversation, message=None)
+
+
+def slot_fill_from_text(
+    *, conversation: Conversation, field: str, ask: AskPayload, text: str
+) -> StructuredAnswer | None:
+    """An agent read a slot not asked yet out of words typed for another question ("maybe
+    4 out of 10" to "does it hurt?" gives the 0–10 pain score 4). Stored as a free-text
+    answer at most `CONFIDENCE_CONTAINED` sure (the panel says "Please check"), the words
+    kept beside it; None when nothing could be read confidently."""
+    found = extract(ask, text)
+    if found is None:
+        return None
+    confidence = min(found.confidence, CONFIDENCE_CONTAINED)
+    resolved = Resolved(found.value, found.display_text, confidence, text.strip(), True)
+    with transaction.atomic():
+        return _record(
+            conversation,
+            ask_message=None,
+            turn_id=new_turn_id(),
+            field=field,
+            source=Source.FREE_TEXT,
             resolved=resolved,
         )
 

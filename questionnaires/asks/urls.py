@@ -30,7 +30,5 @@ urlpatterns = [
     ),
 ]
 
-api_urlpatterns = [
-    path("conversations/<id:conversation_id>/answers", api.answers_view, name="answers"),
-    path("conversations/<id:conversation_id>/asks", api.asks_view, name="asks"),
-]
+# The kind's JSON API operations (chat/urls.py mounts every kind's on the one API).
+api_router = api.router

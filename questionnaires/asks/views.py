@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -12,7 +13,7 @@ from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message
 from chat.edge.forms import MessageForm
-from chat.edge.http import HtmxRequest, conversation_for_page
+from chat.edge.http import HtmxRequest, card_notice_add, conversation_for_page
 from chat.edge.page import conversation_page, refusal_view
 from questionnaires.asks import selectors, services
 from questionnaires.asks.kind import KIND
@@ -74,6 +75,10 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
         if not error:
             return redirect("chat:conversation", conversation_id=conversation.pk)
         view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+        if view.answer is not None:  # answered elsewhere: nothing to fix, post-redirect-get
+            card_notice_add(request, message_id=message.pk, code="answered", text=error)
+            url = reverse("chat:conversation", args=[conversation.pk])
+            return redirect(f"{url}#msg-{message.pk}")
         refused = Refused(KIND.name, message.pk, view)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)

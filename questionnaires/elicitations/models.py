@@ -66,6 +66,8 @@ class Elicitation(models.Model):
     refused_reason = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("MCP question")
+        verbose_name_plural = _("MCP questions")
         app_label = "questionnaires"
         ordering = ["id"]
         indexes = [models.Index(fields=["conversation", "status"], name="elicitation_conv_status")]

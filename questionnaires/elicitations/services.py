@@ -31,6 +31,7 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.links import MAX_URL, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
@@ -265,6 +266,8 @@ def elicitation_answer(
         draft_clear(conversation=elicitation.conversation, card=card_key(elicitation.pk))
         _locked(elicitation, status[action])
         wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
+        outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[action]
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("elicitation", outcome).inc())
     elicitation.refresh_from_db()
     return elicitation
 

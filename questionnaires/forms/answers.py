@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError, FormError
 from chat.core.models import Conversation, Message, Role, RunStatus
 from chat.core.services import answer_post, message_create
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.forms.models import TOOL_NAME, FormStatus, form_questions
 from questionnaires.forms.presenter import DRAFT_PREFIX
@@ -62,6 +63,8 @@ def interactive_form_answer(*, conversation: Conversation, payload: object) -> M
         _tool_result_store(conversation, checked)
         message = _user_message(conversation, checked)
         form_link_answer_message(form=checked.form, message_id=message.pk)
+        outcome = "answered" if checked.status == "answered" else "cancelled"
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("form", outcome).inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{checked.form.ask_id}")
     return message
 

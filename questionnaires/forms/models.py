@@ -77,6 +77,8 @@ class InteractiveForm(models.Model):
     earlier = models.JSONField(default=list, blank=True)
 
     class Meta:
+        verbose_name = _("deferred form")
+        verbose_name_plural = _("deferred forms")
         ordering = ["id"]
         constraints = [
             # At most one pending form per conversation, one successful form per run.

@@ -42,6 +42,8 @@ class Submission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("questionnaire answer")
+        verbose_name_plural = _("questionnaire answers")
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(

@@ -18,6 +18,7 @@ from chat.core import selectors as core_selectors
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message
 from chat.core.services import answer_post
+from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.inline import selectors
 from questionnaires.inline.models import Submission
@@ -126,6 +127,7 @@ def questionnaire_answer(
         )
         submission.user_message = user_message
         submission.save(update_fields=["user_message"])
+        metrics.on_commit(lambda: metrics.ANSWERS.labels("inline", "answered").inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{questionnaire_id}")
     return SubmitResult(submission=submission, card_message=message, user_message=user_message)
 

@@ -75,7 +75,9 @@
     var t = evt.target;
     if (evt.key === "Enter" && !evt.shiftKey && !evt.isComposing && t && t.id === "id_content") {
       evt.preventDefault();
-      if (t.form && t.value.trim()) t.form.requestSubmit();
+      // (the home composer may start an assistant that opens by itself with no text)
+      var opens = t.form && t.form.querySelector("#id_agent option:checked[data-opens]");
+      if (t.form && (t.value.trim() || opens)) t.form.requestSubmit();
     }
   });
 })();

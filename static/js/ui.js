@@ -37,27 +37,9 @@
     if (document.body.classList.contains("sidebar-open")) sidebarOpen(false);
   });
 
-  // --- conversation search: filter as you type -------------------------------------------
-  document.addEventListener("input", function (evt) {
-    var input = evt.target;
-    if (!input.matches || !input.matches("[data-conversation-search]")) return;
-    var needle = input.value.trim().toLowerCase();
-    var shown = 0;
-    $$(".conv-group").forEach(function (group) {
-      var inGroup = 0;
-      $$(".conv-item", group).forEach(function (item) {
-        var hit = !needle || (item.dataset.searchText || "").indexOf(needle) !== -1;
-        item.hidden = !hit;
-        if (hit) inGroup += 1;
-      });
-      group.hidden = inGroup === 0;
-      shown += inGroup;
-    });
-    var empty = $("[data-search-empty]");
-    if (empty) empty.hidden = shown > 0 || !$(".conv-group");
-  });
+  // --- conversation search: the server searches as you type (htmx, the search input) ---
   document.addEventListener("submit", function (evt) {
-    // with JavaScript the list already filters; Enter needs no round trip
+    // with JavaScript the list is already searched as you type; Enter needs no new page
     if (evt.target.matches && evt.target.matches(".sidebar-search")) evt.preventDefault();
   });
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chat.agent.events import RunStopped, Stop, TextDelta, ToolResultEvent
-from chat.agent.llm.base import Completion, LLMError
+from chat.agent.llm.base import Completion, LLMError, Usage
 from chat.agent.llm.openai_client import OpenAIClient
 from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.tools import TOOLS
@@ -35,8 +35,9 @@ def test_streams_text_fragments_then_the_completion(fake):
     out = list(client(fake).stream(MESSAGES, []))
     fragments, completion = out[:-1], out[-1]
     assert len(fragments) > 2 and "".join(fragments) == "Hello, this is streamed."
-    assert completion == Completion("Hello, this is streamed.", (), "stop")
+    assert completion == Completion("Hello, this is streamed.", (), "stop", Usage(11, 5))
     request = fake.requests[0]
+    assert request["stream_options"] == {"include_usage": True}
     assert request["model"] == "m-1" and request["stream"] is True
     assert request["messages"] == MESSAGES and "tools" not in request
     headers = {k.lower(): v for k, v in fake.headers[0].items()}
@@ -146,3 +147,18 @@ def test_loop_repairs_with_second_request_containing_the_tool_error(fake):
         json.loads(second[-1]["content"])["errors"][0]["code"]
         == "questionnaire.start.questions_empty"
     )
+
+
+def test_usage_is_estimated_and_marked_so_when_the_endpoint_reports_none(fake):
+    """An endpoint that refuses `stream_options` (LLM_STREAM_USAGE=0) or reports nothing:
+    the tokens are estimated from the text, never invented as if reported."""
+    fake.replies.append(Reply(text="An answer of some forty characters, yes.", usage=None))
+    quiet = OpenAIClient(
+        base_url=fake.base_url, api_key="k", model="m-1", timeout=5, stream_usage=False
+    )
+    completion = list(quiet.stream(MESSAGES, []))[-1]
+    assert isinstance(completion, Completion) and completion.usage is not None
+    assert completion.usage.estimated
+    assert completion.usage.completion_tokens == 10  # 40 ASCII characters / 4
+    assert completion.usage.prompt_tokens > 5
+    assert "stream_options" not in fake.requests[0]

@@ -99,10 +99,46 @@ def page(context, server):
     assert blocked == [], blocked
 
 
-def new_conversation(page, server: LiveServer, *, agent: str = "echo", title: str = "") -> int:
+def new_conversation(
+    page, server: LiveServer, *, agent: str = "echo", title: str = "", script: str = ""
+) -> int:
+    """A conversation of `agent`, opened in `page`, with nothing sent yet.
+
+    Posted like the home page's form does (without a message, a name stands in for it:
+    the tour and the intake open by themselves, the others wait). `script` (a scripted
+    walk-through of chat/agent/scripts) creates it server-side with that script, so the
+    tour never opens first."""
+    if script:
+        cid = server.json(
+            "from django.contrib.auth.models import User\n"
+            "from chat.core.services import conversation_create\n"
+            f"c = conversation_create(owner=User.objects.get(username='ann'), agent={agent!r},"
+            f" title={title or 'Test chat'!r})\n"
+            f"c.state = {{'script': {script!r}}}\nc.save()\nprint(c.pk)"
+        )
+        page.goto(f"{server.url}/conversations/{cid}/")
+        return int(cid)
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    response = page.request.post(
+        server.url + "/conversations/new",
+        form={"agent": agent, "title": title or "Test chat", "csrfmiddlewaretoken": token},
+        headers={"Referer": server.url + "/"},
+    )
+    assert response.ok, response.status
+    page.goto(response.url)
+    return int(page.url.rstrip("/").split("/")[-1])
+
+
+def start_from_home(
+    page, server: LiveServer, *, agent: str, text: str = "", intake: str = ""
+) -> int:
+    """The home page's composer: choose the assistant (and topic), type, send."""
     page.goto(server.url + "/")
-    page.fill("#id_title", title)
-    page.check(f"#agent-{agent}")
-    page.click(".new-conversation button[type=submit]")
+    page.select_option("#id_agent", agent)
+    if intake:
+        page.select_option("#id_intake", intake)
+    if text:
+        page.fill("#id_content", text)
+    page.click(".home-composer button[type=submit]")
     page.wait_for_url("**/conversations/*/")
     return int(page.url.rstrip("/").split("/")[-1])

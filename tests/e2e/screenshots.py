@@ -7,7 +7,9 @@ each screen at 1280 and 360 px, light and dark, in English and Simplified Chines
 
     python -m tests.e2e.screenshots [--out screenshots] [--only NAME ...]
 
-Files are named `<screen>-<lang>-<width>-<theme>.png` in the (gitignored) output folder.
+Files are named `<screen>-<lang>-<width>-<theme>.png` in the (gitignored) output folder;
+`--docs DIR` copies the README's curated few there. The CJK and emoji fonts are checked
+first (installed with apt-get when running as root, else it stops with the command).
 Uses Debian's /usr/bin/chromium like the browser tests; never downloads a browser.
 """
 
@@ -15,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,6 +243,64 @@ TEXTS = {
 }
 
 
+# Chinese text and emoji (in people's own messages) are drawn as boxes without these.
+FONTS = {"Noto Sans CJK": "fonts-noto-cjk", "Noto Color Emoji": "fonts-noto-color-emoji"}
+INSTALL = "sudo apt-get install fonts-noto-cjk fonts-noto-color-emoji"
+# The README's pictures (docs/screenshots/, committed): a small, curated set.
+CURATED = (
+    "home-en-1280-light",
+    "intake-en-1280-light",
+    "sheet-en-360-light",
+    "tour-en-1280-dark",
+    "intake-zh-hans-360-light",
+)
+
+
+def fonts_missing(fc_list: str) -> list[str]:
+    """The Debian packages of the fonts `fc-list`'s output lacks."""
+    return [package for family, package in FONTS.items() if family not in fc_list]
+
+
+def ensure_fonts(
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+    is_root: bool | None = None,
+) -> None:
+    """Install the CJK and emoji fonts when they are missing and we may (root with
+    apt-get), else stop with the command that installs them."""
+    is_root = os.geteuid() == 0 if is_root is None else is_root
+    try:
+        listed = run(["fc-list"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        raise SystemExit(
+            f"fc-list (fontconfig) is missing: install it and the fonts: {INSTALL}"
+        ) from None
+    missing = fonts_missing(listed)
+    if not missing:
+        return
+    if not is_root or shutil.which("apt-get") is None:
+        raise SystemExit(
+            f"Screenshots would draw Chinese and emoji as boxes: missing {', '.join(missing)}.\n"
+            f"Install them with: {INSTALL}"
+        )
+    print(f"==> Installing fonts: {' '.join(missing)}", flush=True)
+    run(["apt-get", "install", "-y", "--no-install-recommends", *missing], check=True)
+    run(["fc-cache", "-f"], check=True)
+    still = fonts_missing(run(["fc-list"], capture_output=True, text=True, check=True).stdout)
+    if still:
+        raise SystemExit(f"Fonts still missing after apt-get: {', '.join(still)}. {INSTALL}")
+
+
+def curate(out: Path, docs: Path) -> list[Path]:
+    """Copy the README's pictures (CURATED) from a full run into `docs`."""
+    docs.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for name in CURATED:
+        source = out / f"{name}.png"
+        if source.exists():
+            copied.append(Path(shutil.copy2(source, docs / source.name)))
+    return copied
+
+
 @dataclass
 class Screen:
     name: str
@@ -269,14 +333,31 @@ def _login(page, server: LiveServer) -> None:
     page.wait_for_url(server.url + "/")
 
 
-def _start(page, server: LiveServer, agent: str, intake: str = "") -> str:
+def _start(page, server: LiveServer, agent: str, intake: str = "", text: str = "") -> str:
+    """The home page's composer: the assistant (and topic) beside it, then Send."""
     page.goto(server.url + "/")
-    page.check(f"#agent-{agent}")
+    page.select_option("#id_agent", agent)
     if intake:
         page.select_option("#id_intake", intake)
-    page.click(".new-conversation button[type=submit]")
+    if text:
+        page.fill("#id_content", text)
+    page.click(".home-composer button[type=submit]")
     page.wait_for_url("**/conversations/*/")
     return page.url.removeprefix(server.url)
+
+
+def _scripted(page, server: LiveServer, script: str, title: str) -> str:
+    """A scripted conversation on another walk-through than the tour (made server-side:
+    the tour would open by itself)."""
+    cid = server.json(
+        "from django.contrib.auth.models import User\n"
+        "from chat.core.services import conversation_create\n"
+        f"c = conversation_create(owner=User.objects.get(username='ann'), agent='scripted',"
+        f" title={title!r})\n"
+        f"c.state = {{'script': {script!r}}}\nc.save()\nprint(c.pk)"
+    )
+    page.goto(f"{server.url}/conversations/{cid}/")
+    return f"/conversations/{cid}/"
 
 
 def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
@@ -314,10 +395,8 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
         else:
             skip.click()
         page.wait_for_timeout(700)
-    # the protocol tour, four cards in
+    # the protocol tour (it opens by itself), four cards in
     urls["tour"] = _start(page, server, "scripted")
-    page.fill("#id_content", "Start the tour" if lang == "en" else "开始")
-    page.keyboard.press("Enter")
     for _ in range(4):
         card = page.locator("#messages section.qcard-interactive").last
         card.wait_for(timeout=15000)
@@ -328,13 +407,7 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
         )
     page.wait_for_timeout(1500)
     # the deferred form (the tour's "forms" script)
-    urls["form"] = _start(page, server, "scripted")
-    cid = urls["form"].rstrip("/").split("/")[-1]
-    server.shell(
-        "from chat.models import Conversation\n"
-        f"Conversation.objects.filter(pk={cid}).update(state={{'script': 'forms'}})"
-    )
-    page.reload()
+    urls["form"] = _scripted(page, server, "forms", "Trip" if lang == "en" else "旅行")
     page.fill("#id_content", "Plan a trip for me" if lang == "en" else "帮我规划旅行")
     page.keyboard.press("Enter")
     page.locator("section.iform").wait_for(timeout=15000)
@@ -342,25 +415,21 @@ def _drive(browser, server: LiveServer, lang: str) -> dict[str, str]:
     # left open, one answered (locked, with the tool's result), a URL-mode card left open
     urls.update(_elicitations(page, server, lang))
     # an echo conversation named from its first message
-    urls["echo"] = _start(page, server, "echo")
-    page.fill(
-        "#id_content",
-        "Hello there! Can you **repeat** this?" if lang == "en" else "你好！能**重复**一下吗？",
+    urls["echo"] = _start(
+        page,
+        server,
+        "echo",
+        text="Hello there! Can you **repeat** this?"
+        if lang == "en"
+        else "你好！能**重复**一下吗？",
     )
-    page.keyboard.press("Enter")
     page.locator("article.msg-assistant").wait_for(timeout=15000)
     ctx.close()
     return urls
 
 
 def _mcp_demo(page, server: LiveServer, say: str) -> str:
-    url = _start(page, server, "scripted")
-    cid = url.rstrip("/").split("/")[-1]
-    server.shell(
-        "from chat.models import Conversation\n"
-        f"Conversation.objects.filter(pk={cid}).update(state={{'script': 'mcp_demo'}})"
-    )
-    page.reload()
+    url = _scripted(page, server, "mcp_demo", "MCP")
     page.fill("#id_content", say)
     page.keyboard.press("Enter")
     page.locator("#messages section.elic-pending").wait_for(timeout=15000)
@@ -423,6 +492,11 @@ def _shoot(browser, server: LiveServer, out: Path, lang: str, screens: list[Scre
                         continue
                     page.click("[data-sidebar-open]")
                     page.wait_for_timeout(300)
+                if screen.action == "sheet":  # the side panel, opened from its pill
+                    if size != "360":
+                        continue
+                    page.click("#panel-pill")
+                    page.wait_for_timeout(300)
                 if screen.action == "playground":
                     page.fill(
                         "#pg-content",
@@ -444,7 +518,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "screenshots"))
     parser.add_argument("--only", nargs="*", help="screen names to take (default: all)")
     parser.add_argument("--lang", nargs="*", default=list(LANGS))
+    parser.add_argument("--docs", help="also copy the README's curated pictures here")
     args = parser.parse_args(argv)
+    ensure_fonts()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not Path(CHROMIUM).exists():
@@ -481,6 +557,8 @@ def main(argv: list[str] | None = None) -> int:
                     Screen("elicit-answered", urls["elicit-answered"]),
                     Screen("elicit-url", urls["elicit-url"]),
                     Screen("sidebar", urls["echo"], "sidebar"),
+                    Screen("sheet", urls["intake"], "sheet"),
+                    Screen("not-found", "/conversations/999999/"),
                     Screen("cards", f"/conversations/{made['cards']}/"),
                     Screen("asks-open", f"/conversations/{made['asks']}/"),
                     Screen("asks-answered", f"/conversations/{made['answered']}/"),
@@ -502,6 +580,9 @@ def main(argv: list[str] | None = None) -> int:
                 for path in _shoot(browser, server, out, lang, screens):
                     print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
             browser.close()
+    if args.docs:
+        for path in curate(out, Path(args.docs)):
+            print(f"{path} (README)")
     return 0
 
 

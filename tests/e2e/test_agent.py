@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import new_conversation
+from .conftest import new_conversation, start_from_home
 
 TIMEOUT = 15_000
 
@@ -40,10 +40,9 @@ def answer_card(page, previous_id: str | None) -> str:
 
 
 def test_protocol_tour(page, server):
-    conversation_id = new_conversation(page, server, agent="scripted", title="Tour")
+    # The tour opens by itself: chosen on the home page and sent with nothing typed.
+    conversation_id = start_from_home(page, server, agent="scripted")
     page.evaluate(WATCH_PREVIEW)
-    page.fill("#id_content", "Start the tour")
-    page.click("#composer button[type=submit]")
 
     # 1-4: fenced single choice with Other, multi + free text, sage- name, XML+JSON.
     first = interactive_card(page).last
@@ -64,6 +63,10 @@ def test_protocol_tour(page, server):
 
     # 6: questionnaire_async — a parameter-error card, then the working card.
     expect(page.locator("#messages")).to_contain_text("fixed the arguments", timeout=TIMEOUT)
+    # the failed card is one calm line; what went wrong is behind "Details"
+    error = page.locator("#messages .qcard-error").first
+    expect(error).to_contain_text("had trouble showing a question")
+    expect(error.locator("details")).not_to_have_attribute("open", "")
     qid = answer_card(page, qid)
     assert qid.startswith("call_r"), qid  # a tool card's id is its tool-call id
 
@@ -89,7 +92,8 @@ def test_protocol_tour(page, server):
     expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
-    # one option: the option is the button that sends the card
+    # one clear button, not a one-radio group plus a Send
+    expect(pause.get_by_role("radio")).to_have_count(0)
     expect(pause.get_by_role("button", name="Continue")).to_be_visible()
     answer_card(page, qid)
 
@@ -110,8 +114,10 @@ def test_protocol_tour(page, server):
 def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
     # The e2e server has no model endpoint configured.
     page.goto(server.url + "/")
-    expect(page.locator("#agent-openai")).to_be_disabled()
-    expect(page.locator("label[for=agent-openai]")).to_contain_text("LLM_BASE_URL")
+    expect(page.locator("#id_agent option[value=openai]")).to_be_disabled()
+    page.select_option("#id_agent", "scripted")  # its description is one you can't pick
+    expect(page.locator("#id_agent option[value=openai]")).to_contain_text("not available")
+    expect(page.locator("body")).not_to_contain_text("LLM_BASE_URL")  # settings: staff only
     # A conversation made through the API still says what to do, and offers no Retry
     # that could never succeed.
     conversation_id = int(
@@ -124,7 +130,9 @@ def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
         .splitlines()[-1]
     )
     page.goto(f"{server.url}/conversations/{conversation_id}/")
-    expect(page.locator("[data-agent-notice=llm_not_configured]")).to_contain_text("LLM_BASE_URL")
+    notice = page.locator("[data-agent-notice=llm_not_configured]")
+    expect(notice).to_contain_text("isn’t available")
+    expect(notice).not_to_contain_text("LLM_BASE_URL")
     page.fill("#id_content", "Are you there?")
     page.click("#composer button[type=submit]")
     failed = page.locator("#run-status .run-failed")

@@ -116,10 +116,10 @@ def test_keyboard_only(page, server):
     page.keyboard.press("Enter")
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer").last).to_contain_text("by keyboard")
-    # Focus moves on (not lost) once cards.js has seen the swap settle: no next question
-    # here, so to the composer (cards: "focus after an answer goes to the next question or
-    # the composer").
+    # Bug 8: focus goes where the next answer goes — no question is open, so the composer
+    # (not the answered card's title), once cards.js has seen the swap settle.
     expect(page.locator("#id_content")).to_be_focused()
+    expect(page.locator(".qcard-title:focus")).to_have_count(0)
 
 
 def test_without_javascript(browser, server):
@@ -174,12 +174,21 @@ def test_xss_payloads_in_every_field_never_execute(page, server):
     c.get_by_role("button", name="Send", exact=True).click()
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     expect(page.locator(".msg-user .qanswer")).to_contain_text("answer")
-    page.reload()
+    # what the assistant receives (the raw envelope): with "developer details" on
+    expect(page.locator(".qanswer details summary")).to_be_hidden()
+    page.get_by_role("switch", name="Developer details").click()
+    expect(page.get_by_role("switch", name="Developer details")).to_have_attribute(
+        "aria-checked", "true"
+    )
     page.locator(".qanswer details summary").click()
     page.wait_for_timeout(300)
     assert page.dialogs == []
     count = page.evaluate("document.querySelectorAll('.msg script, .msg img, .msg svg').length")
     assert count == 0
+    page.get_by_role("switch", name="Developer details").click()  # off again (per user)
+    expect(page.get_by_role("switch", name="Developer details")).to_have_attribute(
+        "aria-checked", "false"
+    )
 
 
 def test_card_fits_360px_in_dark_mode(browser, server):

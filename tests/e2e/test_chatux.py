@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import login, new_conversation
+from tests.e2e.conftest import login, new_conversation, start_from_home
 from tests.support.asking import TRIP
 
 TIMEOUT = 15_000
@@ -203,12 +203,7 @@ def test_a_composer_draft_survives_a_full_turn_and_a_reload(browser, page, serve
 
 
 def _start_intake(page, server, intake: str = "knee") -> int:
-    page.goto(server.url + "/")
-    page.check("#agent-intake")
-    page.select_option("#id_intake", intake)
-    page.click(".new-conversation button[type=submit]")
-    page.wait_for_url("**/conversations/*/")
-    return int(page.url.rstrip("/").split("/")[-1])
+    return start_from_home(page, server, agent="intake", intake=intake)
 
 
 ORDER = """() => Array.from(document.querySelectorAll('#messages > article')).map(a =>
@@ -297,6 +292,10 @@ def test_a_stale_tab_shows_the_accepted_answer_and_the_newer_messages(page, serv
     expect(page.locator(f"#msg-{mid}").get_by_role("alert")).to_have_attribute(
         "data-error-code", "questionnaire_already_submitted"
     )
+    # Bug 2: the notice is where the person is looking (under the card, focused, in view)
+    notice = page.locator(f"#msg-{mid} .msg-notice")
+    expect(notice).to_be_focused()
+    assert in_view(page, f"#msg-{mid} .msg-notice")
     card = page.locator(f"#msg-{mid} .qcard")
     # ... and it shows what was accepted, plus everything that followed
     expect(card).to_have_attribute("data-card-mode", "answered")

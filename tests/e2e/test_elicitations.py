@@ -17,12 +17,7 @@ TIMEOUT = 15_000
 
 def mcp_demo_conversation(page, server, title: str) -> int:
     """A scripted conversation on the MCP walk-through (chat/agent/scripts/mcp_demo)."""
-    cid = new_conversation(page, server, agent="scripted", title=title)
-    server.shell(
-        "from chat.models import Conversation\n"
-        f"Conversation.objects.filter(pk={cid}).update(state={{'script': 'mcp_demo'}})"
-    )
-    return cid
+    return new_conversation(page, server, agent="scripted", title=title, script="mcp_demo")
 
 
 def send(page, text: str) -> None:

@@ -12,12 +12,7 @@ from .conftest import new_conversation
 
 
 def _forms_conversation(page, server) -> int:
-    conversation_id = new_conversation(page, server, agent="scripted", title="Trip")
-    server.shell(
-        "from chat.models import Conversation\n"
-        f"Conversation.objects.filter(pk={conversation_id}).update(state={{'script': 'forms'}})"
-    )
-    page.reload()
+    conversation_id = new_conversation(page, server, agent="scripted", title="Trip", script="forms")
     page.fill("#id_content", "Plan a trip for me")
     page.press("#id_content", "Enter")
     expect(page.locator(".iform-pending")).to_have_count(0)

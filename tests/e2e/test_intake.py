@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import new_conversation
+from tests.e2e.conftest import new_conversation, start_from_home
 
 
 def _start(page, server, intake="knee"):
-    page.goto(server.url + "/")
-    page.fill("#id_title", "Intake e2e")
-    page.check("#agent-intake")
-    page.select_option("#id_intake", intake)
-    page.click(".new-conversation button[type=submit]")
-    page.wait_for_url("**/conversations/*/")
+    start_from_home(page, server, agent="intake", intake=intake)
 
 
 def _open_ask(page, field):
@@ -122,3 +117,62 @@ def test_no_js_answers(browser, server):
 def test_echo_conversations_have_no_panel(page, server):
     new_conversation(page, server, agent="echo")
     expect(page.locator("#state-panel")).to_have_count(0)
+
+
+def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, server, context):
+    """Bug 1: a tab without its live stream answers a question another tab answered: it
+    says so on the card (not a silent 409), and the card shows the answer that counts."""
+    page.route("**/events*", lambda route: route.abort())  # this tab hears nothing live
+    _start(page, server)
+    cid = int(page.url.rstrip("/").split("/")[-1])
+    other = context.new_page()
+    other.goto(f"{server.url}/conversations/{cid}/")
+    _open_ask(other, "knee_side").get_by_role("button", name="Left knee").click()
+    expect(other.locator('.ask[data-field="knee_side"]')).to_have_attribute(
+        "data-state", "answered"
+    )
+    stale = page.locator('.ask[data-field="knee_side"]')
+    expect(stale).to_have_attribute("data-state", "open")
+    stale.get_by_role("button", name="Right knee").click()
+    expect(stale).to_have_attribute("data-state", "answered")
+    alert = stale.get_by_role("alert")
+    expect(alert).to_be_visible()
+    expect(alert).to_be_focused()
+    expect(stale.locator("form")).to_have_count(0)  # no further Send can fail the same way
+    expect(stale.locator(".is-chosen")).to_contain_text("Left knee")
+
+
+def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, server):
+    """Bug 6: "maybe 4 out of 10" is a pain score of 4 ("Please check"), not a slider asked
+    again from 5; editing a slot once the summary is shown brings a fresh summary."""
+    _start(page, server)
+    _open_ask(page, "knee_side").get_by_role("button", name="Left knee").click()
+    pain = _open_ask(page, "pain_level")
+    pain.get_by_label("Or in your own words").fill("maybe 4 out of 10")
+    pain.get_by_label("Or in your own words").press("Enter")
+    score = page.locator('#state-panel [data-field="pain_score"]')
+    expect(score).to_contain_text("4")
+    expect(score).to_contain_text("Please check")
+    expect(page.locator('.ask[data-field="pain_score"]')).to_have_count(0)
+    # on to the summary
+    duration = _open_ask(page, "duration")
+    duration.locator("select").select_option("1_3m")
+    duration.get_by_role("button", name="Send", exact=True).click()
+    for field in ("swelling", "injury", "notes"):
+        _open_ask(page, field).get_by_role("button", name="Skip").click()
+        expect(page.locator(f'.ask[data-field="{field}"]')).to_have_attribute(
+            "data-state", "answered"
+        )
+    summaries = page.locator(".msg-assistant", has_text="Here is what you told me")
+    expect(summaries).to_have_count(1)
+    expect(summaries.first).to_contain_text("1–3 months")
+    row = page.locator('#state-panel [data-field="duration"]')
+    row.locator("summary").click()
+    row.locator("select").select_option("gt_1y")
+    row.get_by_role("button", name="Save").click()
+    expect(summaries).to_have_count(2)
+    expect(summaries.last).to_contain_text("More than a year")
+    expect(summaries.last.locator("section.qcard")).to_have_attribute(
+        "data-card-mode", "interactive"
+    )
+    expect(summaries.first.locator("section.qcard")).to_have_attribute("data-card-mode", "closed")

@@ -58,7 +58,7 @@ def test_blocks_share_one_budget_per_message():
     """The budget is the message's: later blocks show plain once it is spent."""
     lexer = bounded_lexer("python")
     assert lexer is not None
-    block = "x = 1\n" * 333
+    block = "x = 1\n" * 1000
     fits = int(HIGHLIGHT_UNITS // highlight_units(block, lexer))
     assert 1 <= fits <= 5
     text = "\n\n".join(f"```python\n{block}```" for _ in range(fits + 2))

@@ -213,12 +213,20 @@ def test_untitled_conversation_is_named_from_its_first_message(client_in, user):
 def test_model_agent_is_refused_without_an_endpoint(client_in, user, settings):
     settings.LLM_BASE_URL = settings.LLM_API_KEY = ""
     html = client_in.get("/").content.decode()
-    assert 'id="agent-openai"' in html and "LLM_BASE_URL" in html
-    response = client_in.post(reverse("chat:conversation_create"), {"agent": "openai"})
+    assert '<option value="openai" disabled' in html and "LLM_BASE_URL" not in html
+    assert "Not available on this server yet." in html  # humane words, not settings' names
+    response = client_in.post(
+        reverse("chat:conversation_create"), {"agent": "openai", "content": "hi"}
+    )
     assert response.status_code == 400
     assert not Conversation.objects.filter(owner=user).exists()
+    user.is_staff = True
+    user.save()
+    assert "LLM_BASE_URL" in client_in.get("/").content.decode()  # staff see what's missing
     settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
-    response = client_in.post(reverse("chat:conversation_create"), {"agent": "openai"})
+    response = client_in.post(
+        reverse("chat:conversation_create"), {"agent": "openai", "content": "hi"}
+    )
     assert response.status_code == 302
 
 

@@ -11,6 +11,10 @@ from bench.mcp_servers import dying_server, free_port
 from chat.mcphost import client
 from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
 
+# Traced bytes per pending 2025-11-25 call: ~130 KB measured (bench/bench_hostmem.py); a
+# regression such as a TLS context or an HTTP client per call (~900 KB) must fail.
+PENDING_CALL_KB_BOUND = 300
+
 
 def test_lists_the_tools_and_negotiates_the_revision(server_url, modern_url):
     tools, revision = client.tools_list(Endpoint("t", server_url))
@@ -121,3 +125,91 @@ async def test_runs_from_async_code_too(server_url):
     """The inline runner may be called from a coroutine: no 'loop already running'."""
     result = client.tool_call(Endpoint("t", server_url), "add", {"a": 1, "b": 1})
     assert result.content[0].text == "2"
+
+
+async def test_the_session_hosts_calls_share_one_connection_pool_per_server(server_url):
+    """One HTTP client per server for the host's calls; each call keeps its own MCP
+    session (a URL card's completion notice still reaches only its own call)."""
+    shared = client.HttpClients()
+    completed: list[str] = []
+
+    async def elicit(params, budget):
+        return types.ElicitResult(action="accept")
+
+    async def complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+
+    hooks = Hooks(elicit=elicit, elicitation_complete=complete)
+    endpoint = Endpoint("t", server_url, {"X-Key": "k"})
+    results = await asyncio.gather(
+        client.tool_call_async(endpoint, "login", {}, hooks, shared=shared),
+        client.tool_call_async(endpoint, "add", {"a": 1, "b": 2}, shared=shared),
+    )
+    assert [r.content[0].text for r in results] == ["login: accept", "3"]
+    assert completed == ["el-42"]
+    http = shared.client(endpoint)
+    assert http is shared.client(Endpoint("t", server_url, {"X-Key": "k"}))
+    assert http is not shared.client(Endpoint("t", server_url, {"X-Key": "other"}))
+    assert http.headers["X-Key"] == "k"
+    await shared.aclose()
+    assert http.is_closed
+
+
+def test_a_pending_call_holds_little_memory(settings):
+    """Issue 21: a 2025-11-25 call waiting for a person is a coroutine of modest size
+    (bench/bench_hostmem.py measures it: see README Benchmarks). A generous bound over a
+    handful of pending calls, the server in a process of its own."""
+    import gc
+    import tracemalloc
+
+    calls = 6
+    settings.MCP_CONNECT_TIMEOUT = 60
+
+    async def main(url: str) -> float:
+        shared = client.HttpClients()
+        endpoint = Endpoint("t", url)
+        asked: list[asyncio.Future[None]] = []
+        all_asked = asyncio.Event()
+
+        async def elicit(params, budget):
+            with budget.paused():
+                future = asyncio.get_running_loop().create_future()
+                asked.append(future)
+                if len(asked) == len(tasks):
+                    all_asked.set()
+                await future
+            return types.ElicitResult(action="decline")
+
+        hooks = Hooks(elicit=elicit)
+
+        def call() -> asyncio.Task[types.CallToolResult]:
+            return asyncio.create_task(
+                client.tool_call_async(endpoint, "book", {}, hooks, shared=shared)
+            )
+
+        tasks = [call()]
+        await asyncio.wait_for(all_asked.wait(), 60)  # warm-up
+        asked.pop().set_result(None)
+        await tasks.pop()
+        all_asked.clear()
+        gc.collect()
+        tracemalloc.start(1)
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            tasks = [call() for _ in range(calls)]
+            await asyncio.wait_for(all_asked.wait(), 60)
+            await asyncio.sleep(0.2)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        for future in asked:
+            future.set_result(None)
+        results = await asyncio.gather(*tasks)
+        assert {r.content[0].text for r in results} == {"not booked: decline"}
+        await shared.aclose()
+        return held / calls / 1024
+
+    with dying_server() as (url, _process):
+        kb = asyncio.run(main(url))
+    assert kb < PENDING_CALL_KB_BOUND, f"{kb:.0f} KB per pending call"

@@ -187,6 +187,10 @@ def test_keys_from_the_environment_first_encrypts_all_decrypt(settings, key_file
     assert McpServer.objects.get(pk=server.pk).bearer_token == "tok"
 
 
+# Long enough that a random ciphertext never contains them by chance ("h1" did, 2% of runs).
+HEADER, BEARER = "header-secret-value-1", "bearer-secret-value-1"
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_encrypts_existing_rows(key_file):
     from django.db import connection
@@ -197,13 +201,13 @@ def test_the_migration_encrypts_existing_rows(key_file):
     executor.migrate(before)
     old = executor.loader.project_state(before).apps.get_model("chat", "McpServer")
     old.objects.create(
-        name="plain", url="https://x.example/", headers={"A": "h1"}, bearer_token="b1"
+        name="plain", url="https://x.example/", headers={"A": HEADER}, bearer_token=BEARER
     )
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(after)
     row = McpServer.objects.get(name="plain")
-    assert "h1" not in _raw_row(row.pk)[0] and "b1" not in _raw_row(row.pk)[1]
-    assert row.headers == {"A": "h1"} and row.bearer_token == "b1"
+    assert HEADER not in _raw_row(row.pk)[0] and BEARER not in _raw_row(row.pk)[1]
+    assert row.headers == {"A": HEADER} and row.bearer_token == BEARER
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())

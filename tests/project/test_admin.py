@@ -135,3 +135,15 @@ def test_a_long_conversation_shows_its_latest_messages_and_links_the_rest(admin_
 
 def test_the_admin_is_branded(admin_client):
     assert "Questionnaire chat" in admin_client.get("/admin/").content.decode()
+
+
+def test_the_admin_index_names_every_app_and_model_in_chinese(admin_client):
+    from django.contrib import admin
+    from django.utils import translation
+
+    html = admin_client.get("/admin/", headers={"accept-language": "zh-hans"}).content.decode()
+    assert "聊天" in html and "问卷" in html and "对话" in html and "结构化回答" in html
+    with translation.override("zh-hans"):
+        for model in admin.site._registry:
+            names = (str(model._meta.verbose_name_plural), str(model._meta.app_config.verbose_name))
+            assert all(not name.isascii() for name in names), (model, names)

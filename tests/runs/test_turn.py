@@ -122,6 +122,26 @@ def test_llm_error_fails_the_run_and_retry_reruns_the_same_message(scripted, scr
     assert 'data-error-code="run_not_retryable"' in again.content.decode()
 
 
+def test_retry_after_stop_replaces_the_stopped_turn(scripted, script, client_in):
+    """Bug 7: the stopped turn's messages leave the chat (the retrying page removes them at
+    once) and the model's context; the retry's reply is the only one."""
+    script([Turn("Partial answer.")])
+    message_post_user(conversation=scripted, content="please answer")
+    run = last_run(scripted)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.CANCELLED, stop_reason="cancelled")
+    stopped = scripted.messages.get(role="assistant")
+    script([Turn("Full answer.")])
+    response = client_in.post(
+        f"/conversations/{scripted.pk}/runs/{run.pk}/retry", HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    assert f'<article id="msg-{stopped.pk}" hx-swap-oob="delete">' in response.content.decode()
+    shown = [m.content for m in scripted.messages.filter(role="assistant", hidden=False)]
+    assert shown == ["Full answer."]
+    context = [m.get("content") for m in context_messages(conversation=scripted)]
+    assert "Partial answer." not in context and "Full answer." in context
+
+
 def test_tool_exception_is_a_failed_run_with_the_pair_stored(scripted, script, monkeypatch):
     from chat.agent.tools.base import Tool
 

@@ -2,7 +2,8 @@
 
 It streams `chat.completion.chunk` SSE frames the way the real API does — a role delta,
 content deltas, tool-call deltas (index, id and name first, arguments in fragments), a
-final chunk with `finish_reason`, then `data: [DONE]` — over chunked transfer encoding.
+final chunk with `finish_reason`, with `stream_options.include_usage` a last chunk with
+no choices and the `usage`, then `data: [DONE]` — over chunked transfer encoding.
 Each request pops the next scripted reply; a reply can also be an HTTP error, a stream
 that is cut off mid-way (the socket closes inside the chunked body) or a slow answer.
 """
@@ -25,9 +26,12 @@ class Reply:
     disconnect_after: int | None = None  # frames sent before the socket is cut
     delay: float = 0.0
     fragment: int = 7  # characters per content / arguments fragment
+    usage: tuple[int, int] | None = (11, 5)  # (prompt, completion) tokens it reports
 
 
-def chunks(reply: Reply, model: str = "fake-model") -> list[dict[str, Any]]:
+def chunks(
+    reply: Reply, model: str = "fake-model", include_usage: bool = False
+) -> list[dict[str, Any]]:
     def frame(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {
             "id": "chatcmpl-fake",
@@ -49,6 +53,14 @@ def chunks(reply: Reply, model: str = "fake-model") -> list[dict[str, Any]]:
             piece = {"index": index, "function": {"arguments": args[i : i + n]}}
             frames.append(frame({"tool_calls": [piece]}))
     frames.append(frame({}, "tool_calls" if reply.tool_calls else "stop"))
+    if include_usage and reply.usage is not None:
+        prompt, completion = reply.usage
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        frames.append({**frame({}), "choices": [], "usage": usage})
     return frames
 
 
@@ -85,7 +97,11 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                frames = [f"data: {json.dumps(c)}\n\n" for c in chunks(reply)]
+                request = fake.requests[-1]
+                include = bool((request.get("stream_options") or {}).get("include_usage"))
+                frames = [
+                    f"data: {json.dumps(c)}\n\n" for c in chunks(reply, include_usage=include)
+                ]
                 frames.append("data: [DONE]\n\n")
                 for sent, text in enumerate(frames):
                     if reply.disconnect_after is not None and sent >= reply.disconnect_after:

@@ -18,7 +18,7 @@ import openai
 from chat.agent.events import ToolCall
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Completion, LLMError
+from .base import Completion, LLMError, Usage, usage_estimate
 
 
 @dataclass
@@ -47,7 +47,15 @@ def _error(exc: Exception, *, streaming: bool) -> LLMError:
 
 
 class OpenAIClient:
-    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float = 60.0,
+        stream_usage: bool = True,
+    ) -> None:
         if not model:
             raise LLMError("llm_not_configured", "LLM_MODEL is not set.")
         self.model = model
@@ -57,6 +65,7 @@ class OpenAIClient:
             timeout=timeout,
             max_retries=0,
         )
+        self.stream_usage = stream_usage
 
     def stream(
         self, messages: Sequence[dict[str, JsonValue]], tools: Sequence[dict[str, JsonValue]]
@@ -69,7 +78,10 @@ class OpenAIClient:
         }
         if tools:
             kwargs["tools"] = list(tools)
+        if self.stream_usage:  # the last chunk then carries `usage` (and no choices)
+            kwargs["stream_options"] = {"include_usage": True}
         text: list[str] = []
+        usage: Usage | None = None
         calls: dict[int, _PartialCall] = {}
         finish = ""
         streaming = False
@@ -77,6 +89,12 @@ class OpenAIClient:
             response = self.client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
             streaming = True
             for chunk in response:
+                reported = getattr(chunk, "usage", None)
+                if reported is not None:
+                    usage = Usage(
+                        int(getattr(reported, "prompt_tokens", 0) or 0),
+                        int(getattr(reported, "completion_tokens", 0) or 0),
+                    )
                 for choice in chunk.choices or []:
                     delta = choice.delta
                     if delta is not None and delta.content:
@@ -96,7 +114,10 @@ class OpenAIClient:
             ToolCall(id=p.id or f"call_{i}", name=p.name, arguments="".join(p.arguments))
             for i, p in sorted(calls.items())
         )
-        yield Completion("".join(text), tool_calls, finish)
+        content = "".join(text)
+        if usage is None:  # the endpoint reported none: estimated, and marked so
+            usage = usage_estimate(messages, tools, content, tool_calls)
+        yield Completion(content, tool_calls, finish, usage)
 
 
 def _merge(partial: _PartialCall, fragment: Any) -> None:

@@ -37,7 +37,7 @@ from chat.agent.events import ToolCall
 from questionnaires.protocol.budget import QuestionBudget
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import Completion, LLMError
+from .base import Completion, LLMError, usage_estimate
 
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -205,4 +205,7 @@ class ScriptedClient:
             ToolCall(c.id or f"{self.call_prefix}_{index + 1}_{n}", c.name, c.arguments)
             for n, c in enumerate(turn.tool_calls, start=1)
         )
-        yield Completion(turn.text, calls, "tool_calls" if calls else "stop")
+        # An offline script costs nothing: its usage is what a model would have taken,
+        # estimated (and marked so), so budgets and dashboards can be tried out offline.
+        usage = usage_estimate(messages, tools, turn.text, calls)
+        yield Completion(turn.text, calls, "tool_calls" if calls else "stop", usage)

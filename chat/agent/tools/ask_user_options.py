@@ -25,7 +25,7 @@ from questionnaires.asks.services import ask_create
 from questionnaires.protocol.ask_payload import AskInvalid
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import StoredCall, Tool, ToolContext
+from .base import StoredCall, Tool, ToolContext, result_schema
 
 NAME = "ask_user_options"
 
@@ -33,9 +33,9 @@ _REFERENCE: dict[str, JsonValue] = {
     "type": "object",
     "description": "Optional knowledge source behind the question, shown as “Why we ask”.",
     "properties": {
-        "title": {"type": "string"},
+        "title": {"type": "string", "description": "The source's title."},
         "snippet": {"type": "string", "description": "The passage that motivates the question."},
-        "source": {"type": "string"},
+        "source": {"type": "string", "description": "Who publishes it, e.g. a guideline."},
         "url": {"type": "string", "description": "An http(s) address."},
     },
     "required": ["title", "snippet"],
@@ -60,8 +60,11 @@ PARAMETERS: dict[str, JsonValue] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "label": {"type": "string"},
-                    "value": {"type": ["string", "number"]},
+                    "label": {"type": "string", "description": "What the person sees."},
+                    "value": {
+                        "type": ["string", "number"],
+                        "description": "What the answer records in the slot.",
+                    },
                     "icon": {"type": "string", "description": "Optional emoji."},
                 },
                 "required": ["label", "value"],
@@ -71,7 +74,10 @@ PARAMETERS: dict[str, JsonValue] = {
             "type": "boolean",
             "description": "Also offer a text box for an answer of the user's own.",
         },
-        "free_text_placeholder": {"type": "string"},
+        "free_text_placeholder": {
+            "type": "string",
+            "description": "With allow_free_text: the empty text box's hint.",
+        },
         "min": {"type": "number", "description": "type scale: lowest value (default 1)."},
         "max": {"type": "number", "description": "type scale: highest value (default 10)."},
         "step": {"type": "number", "description": "type scale: default 1."},
@@ -83,6 +89,22 @@ PARAMETERS: dict[str, JsonValue] = {
     },
     "required": ["question", "field"],
 }
+
+RESULT = result_schema(
+    {
+        "should_end": {
+            "type": "boolean",
+            "description": "true: end the turn; the answer arrives as the next user message.",
+        },
+        "field": {"type": "string", "description": "The slot the answer fills."},
+        "ask": {"type": "object", "description": "The question as shown, normalized."},
+        "reference": {
+            "type": ["object", "null"],
+            "description": "The knowledge reference as shown, if any.",
+        },
+    },
+    "The question is shown (awaiting_user_input), or every problem with the arguments.",
+)
 
 DESCRIPTION = (
     "Ask the user for one piece of information (a slot) as clickable options, a scale "
@@ -199,6 +221,7 @@ TOOL = Tool(
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
+    output_schema=RESULT,
     persisted=persisted,
     # `execute` only validates; the ask is created by `persisted`, in the transaction
     # that stores the message, so it can't happen twice.

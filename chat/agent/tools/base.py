@@ -31,15 +31,70 @@ DEFERRED_FLAG = "__deferred_user_input__"
 
 # An option in a tool's JSON schema: a string, or {label, value} (both questionnaire tools).
 OPTION_SCHEMA: dict[str, JsonValue] = {
+    "description": "An option: its text (label and value alike), or {label, value}.",
     "anyOf": [
         {"type": "string"},
         {
             "type": "object",
-            "properties": {"label": {"type": "string"}, "value": {"type": "string"}},
+            "properties": {
+                "label": {"type": "string", "description": "What the person sees."},
+                "value": {"type": "string", "description": "What the answer records."},
+            },
             "required": ["label", "value"],
         },
-    ]
+    ],
 }
+# A question's `default`: one option value or text, or (multiple choice) a list of values.
+DEFAULT_SCHEMA: dict[str, JsonValue] = {
+    "type": ["string", "array"],
+    "items": {"type": "string"},
+}
+
+
+# What every result says (the MCP `outputSchema` of each tool adds its own fields).
+_ERROR_ITEM: dict[str, JsonValue] = {
+    "type": "object",
+    "description": "One problem with the arguments.",
+    "properties": {
+        "code": {"type": "string", "description": "A stable machine code."},
+        "path": {"type": "string", "description": "Where, e.g. questions[1].options."},
+        "message": {"type": "string", "description": "What is wrong, in the chat's language."},
+        "details": {"type": "object", "description": "Facts such as the bad value."},
+    },
+    "required": ["code", "path", "message"],
+}
+RESULT_PROPERTIES: dict[str, JsonValue] = {
+    "success": {
+        "type": "boolean",
+        "description": "false: nothing was shown; fix what `errors` lists and call again.",
+    },
+    "status": {
+        "type": "string",
+        "description": "awaiting_user_input, waiting_for_user_response or error.",
+    },
+    "error_code": {
+        "type": "string",
+        "description": "When success is false: a stable code, e.g. INVALID_ARGUMENT.",
+    },
+    "message": {"type": "string", "description": "A sentence about the outcome."},
+    "validation_passed": {"type": "boolean", "description": "The arguments were valid."},
+    "errors": {
+        "type": "array",
+        "description": "When success is false: every problem at once.",
+        "items": _ERROR_ITEM,
+    },
+}
+
+
+def result_schema(properties: Mapping[str, JsonValue], description: str) -> dict[str, JsonValue]:
+    """A tool's result as a JSON schema (its MCP `outputSchema`): the common fields and
+    `properties`, for a success and a refusal alike."""
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {**RESULT_PROPERTIES, **properties},
+        "required": ["success", "status"],
+    }
 
 
 class ToolStop(Exception):
@@ -93,6 +148,8 @@ class Tool:
     description: str
     parameters: dict[str, JsonValue]
     execute: Callable[[object, ToolContext], dict[str, JsonValue]]
+    # What `execute` returns, as a JSON schema (the MCP endpoint's `outputSchema`).
+    output_schema: dict[str, JsonValue] = field(default_factory=dict)
     # Its effect on the stored message; see the module docstring.
     persisted: Callable[[StoredCall], None] | None = None
     # Safe to run again for the same call id after a crash lost its result (see above).

@@ -13,28 +13,55 @@ from __future__ import annotations
 from questionnaires.forms.services import form_check, form_create
 from questionnaires.protocol.jsontypes import JsonValue
 
-from .base import OPTION_SCHEMA, StoredCall, Tool, ToolContext, is_deferred
+from .base import (
+    DEFAULT_SCHEMA,
+    OPTION_SCHEMA,
+    StoredCall,
+    Tool,
+    ToolContext,
+    is_deferred,
+    result_schema,
+)
 
 PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "questions": {
             "type": "array",
+            "description": "The form's questions, in order (at least one).",
             "minItems": 1,
             "items": {
                 "type": "object",
                 "properties": {
                     "id": {"type": "string", "description": "Unique; q1, q2… when missing."},
                     "question": {"type": "string", "description": "The question text."},
-                    "input_type": {"type": "string", "enum": ["choice", "text"]},
-                    "options": {"type": "array", "items": OPTION_SCHEMA},
-                    "multi_select": {"type": "boolean"},
-                    "required": {"type": "boolean"},
-                    "default": {
-                        "description": "An option value (a list of them for multi_select), "
-                        "or the default text."
+                    "input_type": {
+                        "type": "string",
+                        "enum": ["choice", "text"],
+                        "description": "choice (options to pick) or text (a text box).",
                     },
-                    "placeholder": {"type": "string"},
+                    "options": {
+                        "type": "array",
+                        "description": "input_type choice: the options.",
+                        "items": OPTION_SCHEMA,
+                    },
+                    "multi_select": {
+                        "type": "boolean",
+                        "description": "input_type choice: several options may be picked.",
+                    },
+                    "required": {
+                        "type": "boolean",
+                        "description": "The form can't be submitted without an answer.",
+                    },
+                    "default": {
+                        **DEFAULT_SCHEMA,
+                        "description": "An option value (a list of them for multi_select), "
+                        "or the default text.",
+                    },
+                    "placeholder": {
+                        "type": "string",
+                        "description": "input_type text: the empty text box's hint.",
+                    },
                 },
                 "required": ["question", "input_type"],
             },
@@ -42,6 +69,29 @@ PARAMETERS: dict[str, JsonValue] = {
     },
     "required": ["questions"],
 }
+
+RESULT = result_schema(
+    {
+        "__deferred_user_input__": {
+            "type": "boolean",
+            "description": "true: the form is shown and the run ends (spec 003); the "
+            "answers arrive as this call's result in the conversation.",
+        },
+        "ask_id": {"type": "string", "description": "The form's id."},
+        "tool_use_id": {
+            "type": "string",
+            "description": "The call's id. An external runtime answers the form through "
+            "the API with it: POST /api/v1/conversations/{conversation_id}/messages "
+            '{"role": "user", "interactive_form_answer": {"type": '
+            '"interactive_form_question", "tool_use_id", "answers": {question id: value}}}.',
+        },
+        "conversation_id": {
+            "type": "integer",
+            "description": "The conversation the form is shown in (MCP calls).",
+        },
+    },
+    "The form is shown (waiting_for_user_response), or every problem with the arguments.",
+)
 
 DESCRIPTION = (
     "Show the user a form (choice and text questions) and stop; the user's answers arrive "
@@ -85,6 +135,7 @@ TOOL = Tool(
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
+    output_schema=RESULT,
     persisted=persisted,
     # `execute` only checks; the form is created by `persisted`, in the transaction that
     # stores the message, so it can't happen twice.

@@ -29,11 +29,23 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from prometheus_client import start_http_server
 
 from chat.core.dbfaults import connections_reset, retry_on_connection_loss
+from chat.edge.metrics import scrape_registry
 from chat.mcphost.host import host_mode
+from chat.obs import metrics
 from chat.runs.heartbeat import run_reap_stale
 from chat.runs.waits import waits_expire
+
+
+def metrics_bind(value: str) -> tuple[str, int]:
+    """METRICS_BIND: `host:port`, `[v6]:port` or a port alone (loopback)."""
+    host, _sep, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise CommandError(f"METRICS_BIND must be host:port, not {value!r}", returncode=2)
+    return host, int(port)
 
 
 def proxy_arguments(trusted: list[str]) -> list[str]:
@@ -73,6 +85,7 @@ class Command(BaseCommand):
                 "Several workers need a shared channel layer: set REDIS_URL (or use --workers 1).",
                 returncode=2,
             )
+        self._metrics_start()
         commands = {"web": self._web(options["host"], options["port"], workers)}
         run_workers = options["run_workers"] if settings.AGENT_RUNNER == "celery" else 0
         for n in range(run_workers):
@@ -110,6 +123,27 @@ class Command(BaseCommand):
                         procs[name] = self._restart(name, proc, commands[name], exits[name])
         finally:
             self._stop(procs, options["grace"])
+
+    def _metrics_start(self) -> None:
+        """Metrics of this start only: the multiprocess directory (PROMETHEUS_MULTIPROC_DIR,
+        which `make serve` sets) is emptied of the last start's files before any worker
+        writes; with METRICS_BIND they are served on a port of their own, without a
+        token (bind it to an address only the scraper reaches)."""
+        if metrics.multiproc_dir():
+            removed = metrics.multiproc_reset(keep_pid=os.getpid())
+            self.stdout.write(
+                f"Metrics: {metrics.multiproc_dir()} ({removed} files of an earlier start removed)"
+            )
+        elif settings.METRICS_BIND:
+            raise CommandError(
+                "METRICS_BIND needs PROMETHEUS_MULTIPROC_DIR (every process's metrics in one "
+                "place): `make serve` sets it.",
+                returncode=2,
+            )
+        if settings.METRICS_BIND:
+            host, port = metrics_bind(settings.METRICS_BIND)
+            start_http_server(port, host, registry=scrape_registry())
+            self.stdout.write(f"Metrics on http://{settings.METRICS_BIND}/metrics (no token)")
 
     def _restart(
         self,

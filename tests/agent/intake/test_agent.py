@@ -179,6 +179,9 @@ def test_api_conversation_asks_which_intake_first(api, user):
     conversation.refresh_from_db()
     assert conversation.state["intake"]["definition"] == "project_kickoff"
     assert "project_type" in _pending(conversation)
+    # Bug 6: the routing question is not one of the topic's answers (nor in its panel)
+    for key in ("consultation_state", "missing_slots", "skipped_slots"):
+        assert "intake_definition" not in conversation.state.get(key, [])
 
 
 def test_new_conversation_form_starts_the_intake(client_in):
@@ -189,3 +192,31 @@ def test_new_conversation_form_starts_the_intake(client_in):
     page = client_in.get(response["Location"]).content.decode()
     assert 'data-widget="buttons"' in page and 'id="state-panel"' in page
     assert Message.objects.filter(role="assistant").count() == 3
+
+
+def test_words_that_answer_a_later_scale_fill_it(intake):
+    """Bug 6: "maybe 4 out of 10" typed for "does it come with pain?" is a pain score of 4
+    (to be checked), not a 0–10 slider asked again from 5."""
+    _click(intake, "knee_side", "left")
+    _click(intake, "pain_level", None, source="user_free_text", raw_text="maybe 4 out of 10")
+    state = _state(intake)
+    assert state["consultation_state"]["pain_score"] == 4
+    assert state["confidence"]["pain_score"] <= 0.7  # the panel says "Please check"
+    assert state["raw_text"]["pain_score"] == "maybe 4 out of 10"
+    assert "pain_score" not in _pending(intake)
+
+
+def test_correcting_a_slot_after_the_summary_shows_the_summary_again(intake):
+    """Bug 6: a slot edited in the panel while the summary waits for confirmation: a new
+    summary (and confirm card) with the new value; the old one is no longer the latest."""
+    from questionnaires.asks.services import slot_edit
+
+    _finish(intake)
+    old, _questionnaire = _summary(intake)
+    assert "**Duration**: 1–3 months" in old.content
+    slot_edit(conversation=intake, field="duration", value="gt_1y")
+    new, _questionnaire = _summary(intake)
+    assert new.pk != old.pk and "**Duration**: More than a year" in new.content
+    intake_state = _state(intake)["intake"]
+    assert intake_state["status"] == "confirming"
+    assert intake_state["summary_questionnaire_id"] == f"{new.pk}_q1"

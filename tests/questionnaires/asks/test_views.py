@@ -103,6 +103,22 @@ def test_no_js_answer_redirects_and_errors_keep_text(client_in, external, make_a
     assert (row.source, row.value, row.raw_text) == ("user_free_text", "stairs hurt", "stairs hurt")
 
 
+def test_a_stale_page_answering_an_answered_ask_without_js_is_redirected_with_why(
+    client_in, external, make_ask
+):
+    """Bug 1/2 without JavaScript: post, redirect, get — a reload never posts again, and
+    the page says (once, under the question) that it was already answered."""
+    ask = make_ask()
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    assert client_in.post(url, {"action": "option", "value": "mild"}).status_code == 302
+    response = client_in.post(url, {"action": "option", "value": "severe"})
+    assert response.status_code == 302 and response["Location"].endswith(f"#msg-{ask.pk}")
+    page = client_in.get(response["Location"]).content.decode()
+    assert "already been answered" in page and 'class="msg-notice"' in page
+    assert "already been answered" not in client_in.get(response["Location"]).content.decode()
+    assert StructuredAnswer.objects.get().value == "mild"
+
+
 def test_skip_and_superseded(client_in, external, make_ask):
     first = make_ask(turn_id="a")
     make_ask({"question": "Q2", "field": "g", "type": "boolean"}, turn_id="b")
@@ -271,3 +287,35 @@ def test_slot_edits_wait_while_a_form_is_pending(api, client_in, external, make_
     assert client_in.post(url, {"value": "severe"}, headers=HX).status_code == 200
     external.refresh_from_db()
     assert external.state["consultation_state"]["pain_level"] == "severe"
+
+
+def test_named_option_icons_are_drawn_and_emoji_stay_text():
+    from questionnaires.asks.presenter import option_views
+
+    views = option_views(
+        {
+            "question": "Pain?",
+            "field": "pain",
+            "options": [
+                {"label": "No pain", "value": "none", "icon": "check"},
+                {"label": "Some", "value": "some", "icon": "😐"},
+                {"label": "Bad", "value": "bad", "icon": "<b>x</b>"},
+            ],
+        }  # type: ignore[typeddict-item]
+    )
+    assert views[0].icon == '<span class="i i-check" aria-hidden="true"></span>'
+    assert views[1].icon == "😐"
+    assert views[2].icon == "<b>x</b>" and not hasattr(views[2].icon, "__html__")  # escaped
+
+
+def test_the_bundled_definitions_use_drawn_icons_not_emoji():
+    from questionnaires.asks.definitions import definitions_all
+    from questionnaires.asks.presenter import ICONS
+
+    icons = {
+        option.get("icon", "")
+        for definition in definitions_all().values()
+        for slot in definition.slots
+        for option in slot.ask.get("options", [])
+    }
+    assert icons - {""} <= ICONS

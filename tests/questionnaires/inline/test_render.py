@@ -76,6 +76,26 @@ def test_answered_card_shows_what_was_chosen_and_is_locked():
     assert 'value="Car" checked' in html and 'value="Train" checked' not in html
     assert ">hi</textarea>" in html
     assert result.card_state == ""
+    # Folded to its title and an "Answered" chip; the choices inside, shown on demand
+    # (the user's turn under it carries the answer: it shows once).
+    head, _sep, inside = html.partition("</summary>")
+    assert '<details class="qcard-fold">' in head and "Answered" in head and "Oslo" not in head
+    assert 'value="Oslo"' in inside
+
+
+PAUSE = "Paused.\n\n```questionnaire\ntitle: Task paused\nquestions:\n  - type: single_choice\n    text: Continue the current task?\n    options:\n      - Continue\n    default: Continue\n```\n"
+
+
+def test_a_one_option_question_is_one_button():
+    result = render(
+        MessageInput(id=7, role="assistant", content=PAUSE),
+        MessageState(interactive=True, submit_url="/submit"),
+    )
+    html = result.html
+    assert 'type="radio"' not in html and "<fieldset" not in html
+    assert 'name="answer-1" value="Continue"' in html and ">Continue</button>" in html
+    # no second "Send": the only other button is the decline slot (issue 27)
+    assert html.count('type="submit"') == 2 and 'value="decline"' in html
 
 
 def test_response_segment_renders_read_only_answer_card_with_raw_disclosure():

@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0011_question_budget'),
-        ('questionnaires', '0007_inline_answer_versions'),
+        ('chat', '0014_question_budget'),
+        ('questionnaires', '0008_inline_answer_versions'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('chat', '0009_waits_and_mcp_calls'),
-        ('questionnaires', '0006_analytics'),
+        ('questionnaires', '0007_admin_verbose_names'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('questionnaires', '0008_ask_answer_changes'),
+        ('questionnaires', '0009_ask_answer_changes'),
     ]
 
     operations = [

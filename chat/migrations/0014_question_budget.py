@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0010_user_preferences'),
+        ('chat', '0013_model_usage'),
     ]
 
     operations = [

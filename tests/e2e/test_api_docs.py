@@ -1,0 +1,23 @@
+"""The API's docs page (swagger-ui from the app's own static files) renders under the CSP."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+
+def test_the_api_docs_page_renders_under_the_csp(page, server):
+    # `page` fails the test on any Content-Security-Policy report
+    failed: list[str] = []
+    page.on("requestfailed", lambda r: failed.append(r.url))
+    page.goto(server.url + "/api/v1/docs")
+    expect(page.locator(".swagger-ui .information-container .title")).to_contain_text(
+        "Inline-questionnaire chat API"
+    )
+    paths = page.locator(".opblock-summary-path")
+    expect(paths.first).to_be_visible()
+    assert any(
+        "/api/v1/conversations/{conversation_id}/messages" in p for p in paths.all_inner_texts()
+    )
+    page.locator(".opblock-summary-path", has_text="/api/v1/conversations/").first.click()
+    expect(page.locator(".opblock-body").first).to_be_visible()
+    assert failed == [], failed
