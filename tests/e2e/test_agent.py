@@ -131,7 +131,7 @@ def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
     )
     page.goto(f"{server.url}/conversations/{conversation_id}/")
     notice = page.locator("[data-agent-notice=llm_not_configured]")
-    expect(notice).to_contain_text("isn’t available")
+    expect(notice).to_contain_text("No model is connected")
     expect(notice).not_to_contain_text("LLM_BASE_URL")
     page.fill("#id_content", "Are you there?")
     page.click("#composer button[type=submit]")

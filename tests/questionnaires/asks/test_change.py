@@ -138,9 +138,6 @@ def test_change_over_the_json_api(api, external, make_ask):
     assert change.json()["consultation_state"] == {"pain_level": "severe"}
     stale = api.post(url, {**body, "value": "none", "version": first["id"]})
     assert stale.status_code == 409 and stale.json()["error"] == "questionnaire_version_stale"
-    before = StructuredAnswer.objects.count()
-    for bad in ("x", True, 0, -1, 1.5):
+    for bad in ("1", True, 0, None):
         response = api.post(url, {**body, "value": "none", "version": bad})
-        assert response.status_code in (400, 422), (bad, response.content)
-        assert response.json()["error"]  # a stable machine code and a message
-    assert StructuredAnswer.objects.count() == before
+        assert response.status_code == 400 and response.json()["error"] == "answer_invalid"
