@@ -24,7 +24,7 @@ Pygments upgrade) raises at import, so a change can't silently bring the old rul
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from pygments.lexer import Lexer, RegexLexer
 from pygments.lexers.c_cpp import CLexer, CppLexer
@@ -132,11 +132,16 @@ _PYTHON_FIXES = {
 }
 
 
-def _rewritten(states: dict[str, list[Any]], fixes: dict[str, str]) -> dict[str, list[Any]]:
+# A lexer's token rules, state -> rules: Pygments' rule tuples (regex, token type, next
+# state), `include(...)` and `default(...)` markers, whatever the lexer puts there.
+TokenRules = dict[str, list[object]]
+
+
+def _rewritten(states: TokenRules, fixes: dict[str, str]) -> TokenRules:
     """Token rules ``states`` with the regexes in ``fixes`` replaced; raises if one of
     them is not there."""
     unused = set(fixes)
-    tokens: dict[str, list[Any]] = {}
+    tokens: TokenRules = {}
     for state, rules in states.items():
         tokens[state] = []
         for rule in rules:
@@ -149,7 +154,7 @@ def _rewritten(states: dict[str, list[Any]], fixes: dict[str, str]) -> dict[str,
     return tokens
 
 
-def _bounded(base: type[RegexLexer], tokens: dict[str, Any]) -> type[RegexLexer]:
+def _bounded(base: type[RegexLexer], tokens: Mapping[str, object]) -> type[RegexLexer]:
     return type(
         f"Bounded{base.__name__}",
         (base,),
@@ -164,7 +169,7 @@ def _bounded(base: type[RegexLexer], tokens: dict[str, Any]) -> type[RegexLexer]
     )
 
 
-_C_SHARP_TOKENS: dict[str, Any] = {
+_C_SHARP_TOKENS: dict[str, TokenRules] = {
     level: _rewritten(CSharpLexer.tokens[level], _csharp_fixes(ident))
     for level, ident in CSharpLexer.levels.items()
 }

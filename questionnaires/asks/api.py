@@ -6,11 +6,13 @@ from collections.abc import Mapping
 from typing import ClassVar, Literal
 
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema
 from ninja.responses import Status
 from pydantic import ConfigDict
 
 from chat.core import selectors as chat_selectors
+from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of, state_of
 from chat.edge.apibase import (
     ApiJson,
@@ -73,6 +75,7 @@ class AnswerIn(RequestSchema):
     version: int | None = Field(
         None,
         ge=1,
+        strict=True,
         description="Change an answered ask (issue 27): the id of the answer this one "
         "replaces (409 `answer_stale` when it is no longer the latest).",
     )
@@ -150,7 +153,9 @@ def answers_view(
     conversation = chat_selectors.conversation_get_for_user(
         user=signed_in(request), conversation_id=conversation_id
     )
-    if body.version is not None:
+    if "version" in body.model_fields_set:
+        if body.version is None:
+            raise ChatError("answer_invalid", _("“version” must be a positive integer."))
         ask = selectors.ask_find(conversation=conversation, turn_id=body.turn_id, field=body.field)
         row = services.ask_answer_change(
             conversation=conversation,

@@ -94,7 +94,7 @@ def test_a_one_option_question_is_one_button():
     html = result.html
     assert 'type="radio"' not in html and "<fieldset" not in html
     assert 'name="answer-1" value="Continue"' in html and ">Continue</button>" in html
-    assert html.count('type="submit"') == 1  # no second "Send"
+    assert html.count("qcard-send") == 1  # no second "Send" (only the quiet decline beside it)
 
 
 def test_response_segment_renders_read_only_answer_card_with_raw_disclosure():
