@@ -125,4 +125,5 @@ def diagnostic_text(issues: Sequence[SelfCheckIssue], lang: str) -> str:
     if more > 0:
         lines.append(text("text.diagnostic.more", lang, count=str(more)))
     lines.append(text("text.diagnostic.repair", lang))
+    lines.append(text("text.diagnostic.provenance", lang))
     return "\n".join(lines)

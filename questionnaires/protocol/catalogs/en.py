@@ -168,6 +168,7 @@ MESSAGES: dict[str, str] = {
     "text.started_one": "Questionnaire started; waiting for the user's reply (1 question).",
     "text.diagnostic.head": "[self-check] Your previous reply contains questionnaire blocks that failed validation, so the user cannot answer them.",
     "text.diagnostic.more": "(and {count} more issues like these, not listed.)",
+    "text.diagnostic.provenance": "Remember what the answers you received say about themselves (`provenance`): `chosen` and `free_text` are the user's own answers, `default` is your default left untouched (a weak answer, not a decision), `skipped` means don't ask that question again right away, `amended` replaces an earlier answer; a `declined` questionnaire is not to be asked again.",
     "text.diagnostic.repair": "Output the COMPLETE corrected reply again (the prose before it and the whole questionnaire), fixing every issue above. You may switch between fenced YAML and XML+JSON under the same name. Do not comment on the correction.",
     "text.yes": "Yes",
     "text.no": "No",

@@ -169,6 +169,7 @@ MESSAGES: dict[str, str] = {
     "text.started_one": "问卷已发起并等待用户回复，共 1 题。",
     "text.diagnostic.head": "[自检] 你上一条回复中的问卷未通过协议校验，用户看不到可交互的问卷。",
     "text.diagnostic.more": "（另有 {count} 个同类问题未列出。）",
+    "text.diagnostic.provenance": "请记住你收到的回答对自身来源的说明（`provenance`）：`chosen` 和 `free_text` 是用户自己的回答，`default` 是用户未改动的默认值（只算弱回答，不算决定），`skipped` 表示不要马上再问这一题，`amended` 表示替换之前的回答；`declined` 的问卷不要再问。",
     "text.diagnostic.repair": "请重新输出完整的回复（包括问卷前的说明文字和完整的问卷），修正以上所有问题。可以在同一名称下改用 fenced YAML 或 XML+JSON 编码。不要解释这次修正。",
     "text.yes": "是",
     "text.no": "否",

@@ -147,3 +147,16 @@ def test_old_readers_that_ignore_unknown_keys_read_the_same_answer() -> None:
     legacy = {k: body[k] for k in ("type", "questionnaire_id", "status", "answers")}
     assert [a["answer"] for a in legacy["answers"]] == ["sqlite", ["docker"], "x"]
     assert all(list(a)[-1] == "provenance" for a in legacy["answers"])
+
+
+def test_self_checks_repair_request_says_what_the_marks_mean() -> None:
+    """Issue 27: self-check, like the system prompt, tells the model what each mark means."""
+    from questionnaires.protocol.selfcheck import self_check
+
+    broken = "Pick one:\n\n```questionnaire\nquestions: [{type: nope}]\n```\n"
+    for lang, words in (("en", "a weak answer"), ("zh-hans", "弱回答")):
+        result = self_check(broken, lang=lang)
+        assert not result.passed
+        for mark in ("chosen", "default", "free_text", "skipped", "amended", "declined"):
+            assert f"`{mark}`" in result.diagnostic
+        assert words in result.diagnostic
