@@ -1,11 +1,12 @@
 """What became of each card shown: the one place that reads the kinds' rows for analytics.
 
 Every outcome is derived from the rows the kinds already keep, so it is never written on
-the hot path of answering and a rebuild recomputes it exactly:
+the hot path of answering and a rebuild recomputes it exactly (a card's first answer is its
+outcome; a later "Change answer" version is a correction, not another outcome):
 
 | kind | answered | skipped | declined | expired | abandoned |
 | --- | --- | --- | --- | --- | --- |
-| inline | its `Submission` | — | — | its wait expired | its wait ended without a submission, or a later user message |
+| inline | its first `Submission` | — | its first `Submission` is `declined` ("I'd rather not answer") | its wait expired | its wait ended without a submission, or a later user message |
 | ask | a `StructuredAnswer` (click or typed) | the answer's source is `user_skipped` | — | wait expired | as inline |
 | form | `answered` | — | `cancelled` by the person | wait expired | its wait ended (Stop, run ended) |
 | elicitation | `accepted` / `completed` | `cancelled` by the person | `declined` | `expired` | `abandoned`, or cancelled by Stop / the server |
@@ -268,16 +269,18 @@ def messages_observe(rows: Sequence[Mapping[str, object]]) -> list[Observation]:
     if not cards:
         return []
     ids = {obs.message_id for _m, obs in cards}
+    # A card's first answer is its outcome (a later "Change answer" version, issue 27, is
+    # the person correcting it, not a second outcome): read versions newest first.
     submissions = {
         (s["message_id"], s["questionnaire_id"]): s
-        for s in Submission.objects.filter(message_id__in=ids).values(
-            "message_id", "questionnaire_id", "answers", "other_text", "created_at"
-        )
+        for s in Submission.objects.filter(message_id__in=ids)
+        .order_by("-version")
+        .values("message_id", "questionnaire_id", "answers", "other_text", "status", "created_at")
     }
     answers = {
         a["ask_message_id"]: a
         for a in StructuredAnswer.objects.filter(ask_message_id__in=ids)
-        .order_by("id")
+        .order_by("-id")  # the first answer counts (later ones are changes, issue 27)
         .values("ask_message_id", "source", "created_at")
     }
     waits = _waits({f"{o.kind}:{o.message_id}" for _m, o in cards})
@@ -293,6 +296,9 @@ def messages_observe(rows: Sequence[Mapping[str, object]]) -> list[Observation]:
         else:
             qid = obs.ref.split(":", 2)[2]
             sub = submissions.get((pk, qid))
+            if sub is not None and sub["status"] == Submission.Status.DECLINED:
+                obs.outcome, obs.settled_at = Outcome.DECLINED, sub["created_at"]
+                continue
             if sub is not None:
                 obs.outcome, obs.settled_at = Outcome.ANSWERED, sub["created_at"]
                 obs.questions = _inline_questions(

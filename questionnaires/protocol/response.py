@@ -31,6 +31,7 @@ from .provenance import (
 from .segments import AnswerInvalid, BuiltResponse, ProtocolError, Question, Questionnaire
 
 AnswerValue = str | Sequence[str]
+Item = dict[str, object]  # one entry of an envelope's `answers`
 
 
 def other_label(lang: str) -> str:
@@ -146,7 +147,7 @@ def build_response(
     status: str = SUBMITTED,
     lang: str = "en",
     skipped: Collection[str] = (),
-    previous: Mapping[str, Any] | None = None,
+    previous: Mapping[str, object] | None = None,
     amends: int | str | None = None,
 ) -> BuiltResponse:
     """Validate ``answers`` (question id → value; a list of values for multi choice)
@@ -168,7 +169,7 @@ def build_response(
             builder.error("answer.question_unknown", str(qid), question_id=qid)
     if not isinstance(status, str) or not status.strip():
         builder.error("answer.status_invalid", "status")
-    items: list[dict[str, Any]] = []
+    items: list[Item] = []
     for question in questionnaire.questions:
         if question.id in skipped:
             items.append(_skipped(question))
@@ -180,7 +181,7 @@ def build_response(
         raise AnswerInvalid(tuple(builder.errors))
     before = _previous_items(previous)
     if previous is not None:
-        items = [_amended(item, before.get(item["question_id"])) for item in items]
+        items = [_amended(item, before.get(str(item["question_id"]))) for item in items]
         if all(item["provenance"] != AMENDED for item in items) and (
             previous.get("status") != DECLINED
         ):
@@ -201,7 +202,7 @@ def build_decline(
     questionnaire: Questionnaire,
     *,
     lang: str = "en",
-    previous: Mapping[str, Any] | None = None,
+    previous: Mapping[str, object] | None = None,
     amends: int | str | None = None,
 ) -> BuiltResponse:
     """The envelope of a declined card (MCP's *decline*: the person would rather not
@@ -217,9 +218,9 @@ def build_decline(
 def _payload(
     questionnaire: Questionnaire,
     status: str,
-    items: list[dict[str, Any]],
+    items: list[Item],
     *,
-    previous: Mapping[str, Any] | None,
+    previous: Mapping[str, object] | None,
     amends: int | str | None,
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
@@ -237,15 +238,15 @@ def _payload(
     return payload
 
 
-def _envelope(questionnaire: Questionnaire, payload: Mapping[str, Any]) -> str:
+def _envelope(questionnaire: Questionnaire, payload: Mapping[str, object]) -> str:
     tag = response_tag(questionnaire.name)
     # "</" is written "<\/" (same JSON value) so typed text can never close the tag early.
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     return f"<{tag}>{body}</{tag}>"
 
 
-def _skipped(question: Question) -> dict[str, Any]:
-    head: dict[str, Any] = {
+def _skipped(question: Question) -> Item:
+    head: Item = {
         "question_id": question.id,
         "question": question.text,
         "type": question.type,
@@ -259,7 +260,7 @@ def _skipped(question: Question) -> dict[str, Any]:
     return {**head, "provenance": SKIPPED}
 
 
-def _previous_items(previous: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+def _previous_items(previous: Mapping[str, object] | None) -> dict[str, Mapping[str, object]]:
     if previous is None:
         return {}
     found = previous.get("answers")
@@ -272,7 +273,7 @@ def _previous_items(previous: Mapping[str, Any] | None) -> dict[str, Mapping[str
     }
 
 
-def _amended(item: dict[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:
+def _amended(item: Item, before: Mapping[str, object] | None) -> Item:
     """An answer of a change: ``amended`` when it differs from the earlier one, else it
     keeps the earlier provenance (a default left alone stays ``default``)."""
     if before is None or not same_answer(before, item):
@@ -292,8 +293,8 @@ def display_text(questionnaire: Questionnaire, payload: Mapping[str, Any], lang:
 
 def change_text(
     questionnaire: Questionnaire,
-    payload: Mapping[str, Any],
-    before: Mapping[str, Mapping[str, Any]],
+    payload: Mapping[str, object],
+    before: Mapping[str, Mapping[str, object]],
     lang: str,
 ) -> str:
     """The readable change: what the answer now says, question by question, for the
@@ -301,8 +302,9 @@ def change_text(
     sep = text("text.separator", lang)
     title = questionnaire.title or text("text.untitled", lang)
     lines = [text("text.changed_head", lang, title=title)]
-    for item in payload.get("answers", []):
-        if item.get("provenance") != AMENDED:
+    answers = payload.get("answers")
+    for item in answers if isinstance(answers, list) else []:
+        if not isinstance(item, Mapping) or item.get("provenance") != AMENDED:
             continue
         old = before.get(str(item.get("question_id")))
         now = _marked(item, lang, sep)
@@ -313,7 +315,7 @@ def change_text(
     return "\n".join(lines)
 
 
-def _marked(item: Mapping[str, Any], lang: str, sep: str) -> str:
+def _marked(item: Mapping[str, object], lang: str, sep: str) -> str:
     """An answer's text with its provenance mark where people should see it."""
     provenance = item.get("provenance")
     if provenance == SKIPPED:

@@ -169,10 +169,14 @@ PASTE = """(text) => {
 
 def test_the_playground_previews_a_mouse_paste_beside_the_editor(page, server):
     page.goto(server.url + "/questionnaires/playground/")
-    card = "```questionnaire\ntitle: Pasted\nquestions:\n  - type: free_text\n    text: Why?\n```\n"
+    card = (
+        "One question:\n\n```questionnaire\ntitle: Pasted\nquestions:\n"
+        "  - type: free_text\n    text: Why?\n    default: ''\n```\n"
+    )
     page.evaluate(PASTE, card)
     preview = page.locator(".pg-preview")
     expect(preview).to_contain_text("Pasted")
+    expect(page.locator(".pg-pass")).to_be_visible()  # self-check passed
     editor = page.locator(".pg-editor").bounding_box()
     shown = page.locator("#pg-preview").bounding_box()
     assert editor and shown and shown["x"] > editor["x"] + editor["width"] - 1  # side by side

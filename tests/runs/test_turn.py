@@ -268,14 +268,21 @@ def test_openai_turn_against_the_fake_server(user, settings):
 
 def test_the_tour_end_to_end_through_services(scripted):
     stops = []
-    for n in range(11):
+    for n in range(13):
         message_post_user(conversation=scripted, content=f"answer {n}")
         stops.append(last_run(scripted).stop_reason)
-    assert stops == ["awaiting_user_input"] * 8 + ["max_iterations", "completed", "completed"]
+    assert stops == ["awaiting_user_input"] * 8 + [
+        "max_iterations",
+        "awaiting_user_input",  # keep a default, skip, decline (issue 27)
+        "awaiting_user_input",  # change an answer; the budget repaired by self-check
+        "completed",
+        "completed",
+    ]
     (ask,) = [m for m in scripted.messages.filter(role="assistant") if m.metadata.get("turn_id")]
     assert ask.metadata["ask_user_options"]["field"] == "tour_feedback"
-    failed = scripted.messages.filter(hidden=True, role="assistant")
-    assert failed.count() == 1 and "multiple_choice" in failed.get().content
+    failed = scripted.messages.filter(hidden=True, role="assistant").order_by("seq")
+    assert failed.count() == 2 and "multiple_choice" in failed[0].content
+    assert "Too many questions" in failed[1].content  # over the step's budget of 2
 
 
 def test_an_invalid_questionnaire_beside_a_form_is_repaired_before_the_form_opens(scripted, script):

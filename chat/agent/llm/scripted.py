@@ -124,10 +124,14 @@ def _step(data: Any, where: str) -> Step:
     )
 
 
-def _budget(data: Mapping[str, Any]) -> QuestionBudget:
+def _budget(data: Mapping[str, object]) -> QuestionBudget:
     def limit(key: str) -> int | None:
         value = data.get(key)
-        return int(value) if value is not None else None
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ScriptError(f"budget.{key}: must be a non-negative integer")
+        return value
 
     return QuestionBudget(
         per_turn=limit("per_turn"),

@@ -316,3 +316,31 @@ def test_a_budget_stops_reading_sources_and_says_more(user):
     assert result.more and result.created == 1
     result = analytics_refresh(now=LATER, limit=1)
     assert not result.more and CardDefinition.objects.get().shown_count == 3
+
+
+def test_a_declined_card_counts_as_declined_and_a_change_keeps_the_first_outcome(user):
+    """Issue 27: "I'd rather not answer" is a decline; "Change answer" versions correct the
+    first answer, they are not more outcomes."""
+    from questionnaires.inline.models import Submission
+
+    c1, m1 = card(user, 1)
+    Submission.objects.create(
+        conversation=c1, message=m1, questionnaire_id=f"{m1.pk}_q1", status="declined"
+    )
+    c2, m2 = card(user, 2)
+    submit(c2, m2, 10, {"q1": "Rome", "q2": ["Car"], "q3": "x"})
+    Submission.objects.create(
+        conversation=c2,
+        message=m2,
+        questionnaire_id=f"{m2.pk}_q1",
+        version=2,
+        answers={"q1": "Paris", "q2": ["Car"], "q3": "x"},
+    )
+    analytics_refresh(now=LATER)
+    definition = CardDefinition.objects.get()
+    assert (definition.shown_count, definition.answered_count, definition.declined_count) == (
+        2,
+        1,
+        1,
+    )
+    assert definition.median_seconds == pytest.approx(10.0)  # the first answer's time
