@@ -104,6 +104,12 @@
     }
     return null;
   }
+  function firstShown(nodes) {
+    for (var i = 0; i < nodes.length; i++) {
+      if (nodes[i].getClientRects().length) return nodes[i];
+    }
+    return null;
+  }
   function afterAnswer(card) {
     var article = card.closest("article");
     var notice = article && article.querySelector(".msg-notice");
@@ -112,9 +118,10 @@
       notice.scrollIntoView({ block: "nearest" });
       return;
     }
-    var problem = card.querySelector(".qcard-alert, [aria-invalid=true], .form-error");
+    // Only what the person can see: a message inside a closed disclosure cannot take focus.
+    var problem = firstShown(card.querySelectorAll(".qcard-alert, [aria-invalid=true], .form-error"));
     if (problem && card.querySelector("form.qcard-form")) {
-      var field = card.querySelector("[aria-invalid=true]") || problem;
+      var field = firstShown(card.querySelectorAll("[aria-invalid=true]")) || problem;
       if (!field.matches(CONTROLS) && !field.hasAttribute("tabindex")) field.setAttribute("tabindex", "-1");
       field.focus();
       return;

@@ -138,7 +138,10 @@ def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, 
     alert = stale.get_by_role("alert")
     expect(alert).to_be_visible()
     expect(alert).to_be_focused()
-    expect(stale.locator("form")).to_have_count(0)  # no further Send can fail the same way
+    # no further Send can fail the same way: the refused answer form is gone; the folded
+    # card's "Change answer" (issue 27) amends the answer that counts, and stays closed
+    expect(stale.locator("form.qcard-form")).to_have_count(0)
+    expect(stale.locator(".ask-change form")).to_be_hidden()
     expect(stale.locator(".is-chosen")).to_contain_text("Left knee")
 
 
