@@ -179,3 +179,22 @@ def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, s
         "data-card-mode", "interactive"
     )
     expect(summaries.first.locator("section.qcard")).to_have_attribute("data-card-mode", "closed")
+
+
+def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server):
+    """The panel is refreshed live (an answer, another tab's edit, the next question): a
+    slot the person is editing stays open with what they chose, focus included."""
+    _start(page, server)
+    _open_ask(page, "knee_side").get_by_role("button", name="Left knee").click()
+    row = page.locator('#state-panel [data-field="knee_side"]')
+    expect(row).to_contain_text("Left knee")
+    row.locator("summary").click()
+    row.locator("select").select_option(label="Right knee")
+    row.locator("select").focus()
+    select = "document.querySelector('#state-panel [data-field=knee_side] select')"
+    page.evaluate(f"{select}.dataset.old = '1'")  # the panel before the refresh
+    page.evaluate("htmx.trigger('#state-panel', 'sse:consultation_state_patch')")
+    page.wait_for_function(f"{select} && !{select}.dataset.old")  # replaced
+    expect(row.locator("details.state-edit")).to_have_attribute("open", "")
+    expect(row.locator("select option:checked")).to_have_text("Right knee")
+    expect(row.locator("select")).to_be_focused()
