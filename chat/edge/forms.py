@@ -40,15 +40,7 @@ class ConversationCreateForm(forms.Form):
         intake.initial = intake_choices[0][0] if intake_choices else ""
 
     def clean_content(self) -> str:
-        content = str(self.cleaned_data["content"])
-        limit = settings.CHAT_MAX_MESSAGE_CHARS
-        if len(content) > limit:
-            raise forms.ValidationError(
-                _("The message is %(n)s characters long; the limit is %(limit)s."),
-                code="message_too_long",
-                params={"n": len(content), "limit": limit},
-            )
-        return content
+        return _within_limit(str(self.cleaned_data["content"]))
 
     def clean_agent(self) -> str:
         agent = str(self.cleaned_data["agent"])
@@ -76,11 +68,16 @@ class MessageForm(forms.Form):
         content = str(self.cleaned_data["content"])
         if not content.strip():
             raise forms.ValidationError(_("Type a message first."), code="message_empty")
-        limit = settings.CHAT_MAX_MESSAGE_CHARS
-        if len(content) > limit:
-            raise forms.ValidationError(
-                _("The message is %(n)s characters long; the limit is %(limit)s."),
-                code="message_too_long",
-                params={"n": len(content), "limit": limit},
-            )
-        return content
+        return _within_limit(content)
+
+
+def _within_limit(content: str) -> str:
+    """A message's text, or `message_too_long` past CHAT_MAX_MESSAGE_CHARS."""
+    limit = settings.CHAT_MAX_MESSAGE_CHARS
+    if len(content) > limit:
+        raise forms.ValidationError(
+            _("The message is %(n)s characters long; the limit is %(limit)s."),
+            code="message_too_long",
+            params={"n": len(content), "limit": limit},
+        )
+    return content

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from chat.core.errors import ChatError, FormError
+from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role, RunStatus
 from chat.core.services import answer_post, message_create
 from chat.obs import metrics
@@ -29,13 +29,13 @@ from questionnaires.forms.services import (
     form_answer_entries,
     form_answer_replace,
     form_answer_summary,
+    form_answers_valid,
     form_check_answer,
     form_link_answer_message,
     form_resolve,
     form_shown,
     form_tool_result,
 )
-from questionnaires.protocol import validate_form_answers
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.provenance import AMENDED
 from questionnaires.registry import input_refuse_if_waiting
@@ -131,26 +131,15 @@ def interactive_form_change(
             status=409,
         )
     questions = form_questions(form.render_payload)
-    check = validate_form_answers(
-        form.render_payload.get("questions", []),
-        payload.get("answers", {}),
-        lang=conversation.language,
-    )
-    if not check.ok:
-        fields = {e["path"].removeprefix("answers."): e["message"] for e in check.errors}
-        raise FormError(
-            "interactive_form_answer_invalid",
-            _("Some answers need attention."),
-            details={"errors": check.errors, "fields": fields},
-        )
+    answers = form_answers_valid(form, payload.get("answers", {}), lang=conversation.language)
     before = (form.answer or {}).get("answers", {})
-    changed = [q for q in questions if check.answers.get(q["id"]) != before.get(q["id"])]
+    changed = [q for q in questions if answers.get(q["id"]) != before.get(q["id"])]
     if not changed:
         raise ChatError(
             "answer_unchanged", _("Nothing changed: change at least one answer, or keep it.")
         )
     with transaction.atomic():
-        if not form_answer_replace(form=form, version=version, answers=check.answers):
+        if not form_answer_replace(form=form, version=version, answers=answers):
             raise ChatError(
                 "questionnaire_version_stale",
                 _(
@@ -158,7 +147,7 @@ def interactive_form_change(
                 ),
                 status=409,
             )
-        entries = form_answer_entries(questions, check.answers)
+        entries = form_answer_entries(questions, answers)
         ids = {q["id"] for q in changed}
         for entry in entries:
             if isinstance(entry, dict) and entry.get("id") in ids:
@@ -175,7 +164,7 @@ def interactive_form_change(
         with translation.override(conversation.language):
             lines = [_("Changed my form answer:")]
             for question in changed:
-                now = form_shown(question, check.answers.get(question["id"])) or _("(no answer)")
+                now = form_shown(question, answers.get(question["id"])) or _("(no answer)")
                 was = form_shown(question, before.get(question["id"])) or _("(no answer)")
                 lines.append(
                     _("- %(question)s: %(now)s (was: %(was)s)")

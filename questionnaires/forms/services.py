@@ -248,18 +248,24 @@ def form_check_answer(*, conversation_id: int, payload: object, lang: str = "en"
     status, message = _status_and_message(payload)
     answers: dict[str, str | list[str]] = {}
     if status == FormStatus.ANSWERED:
-        check = validate_form_answers(
-            form.render_payload.get("questions", []), payload.get("answers", {}), lang=lang
-        )
-        if not check.ok:
-            fields = {e["path"].removeprefix("answers."): e["message"] for e in check.errors}
-            raise FormError(
-                "interactive_form_answer_invalid",
-                _("Some answers need attention."),
-                details={"errors": check.errors, "fields": fields},
-            )
-        answers = check.answers
+        answers = form_answers_valid(form, payload.get("answers", {}), lang=lang)
     return CheckedAnswer(form=form, status=status, answers=answers, message=message)
+
+
+def form_answers_valid(
+    form: InteractiveForm, answers: object, *, lang: str
+) -> dict[str, str | list[str]]:
+    """The form's answers, checked against its questions (a first answer or a change):
+    `FormError` `interactive_form_answer_invalid` with every problem per field."""
+    check = validate_form_answers(form.render_payload.get("questions", []), answers, lang=lang)
+    if not check.ok:
+        fields = {e["path"].removeprefix("answers."): e["message"] for e in check.errors}
+        raise FormError(
+            "interactive_form_answer_invalid",
+            _("Some answers need attention."),
+            details={"errors": check.errors, "fields": fields},
+        )
+    return check.answers
 
 
 def _status_and_message(payload: Mapping[str, object]) -> tuple[str, str]:
