@@ -12,7 +12,7 @@ from chat.mcphost.demo import INFO_URL
 
 from .conftest import login, new_conversation
 
-TIMEOUT = 15_000
+TIMEOUT = 30_000  # generous: a busy CI box delivers live updates late; only a failure waits
 
 
 def mcp_demo_conversation(page, server, title: str) -> int:

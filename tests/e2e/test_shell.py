@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from .conftest import new_conversation, start_from_home
 
-TIMEOUT = 15_000
+TIMEOUT = 30_000  # generous: a busy CI box delivers live updates late; only a failure waits
 
 
 def _untitled(server, count: int = 1) -> list[int]:
