@@ -6,16 +6,15 @@ points at it, and is skipped (or fails under REQUIRE_SERVICES=1) otherwise.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
-from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
 from questionnaires.models import Elicitation
 from tests.support.asking import open_elicitation
+from tests.support.concurrency import at_once
 
 pytestmark = [pytest.mark.postgres]
 THREADS = 20
@@ -26,34 +25,15 @@ def test_twenty_concurrent_submits_record_one_answer(
 ):
     row = open_elicitation(conversation)
     url = reverse("chat:elicitation_answer", args=[conversation.pk, row.pk])
-    clients = []
-    for _ in range(THREADS):
-        client = Client()
-        client.force_login(user)
-        clients.append(client)
-    barrier = threading.Barrier(THREADS)
-    statuses: list[int] = []
-    errors: list[BaseException] = []
 
-    def post(n: int, client: Client) -> None:
-        try:
-            barrier.wait()
-            body = {"action": "accept", "answer-name": f"n{n}", "answer-age": str(n)}
-            response = client.post(url, body, headers={"HX-Request": "true"})
-            statuses.append(response.status_code)
-            if response.status_code == 409:
-                assert "already answered" in response.content.decode()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
+    def post(n: int, client: Client) -> object:
+        body = {"action": "accept", "answer-name": f"n{n}", "answer-age": str(n)}
+        return client.post(url, body, headers={"HX-Request": "true"})
 
-    threads = [threading.Thread(target=post, args=(n, c)) for n, c in enumerate(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert errors == []
-    assert Counter(statuses) == {200: 1, 409: THREADS - 1}
+    responses = at_once(user, THREADS, post)
+    assert Counter(r.status_code for r in responses) == {200: 1, 409: THREADS - 1}
+    for response in responses:
+        if response.status_code == 409:
+            assert "already answered" in response.content.decode()
     stored = Elicitation.objects.get()
     assert stored.status == "accepted" and stored.content["name"] == f"n{stored.content['age']}"
