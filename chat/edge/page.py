@@ -93,6 +93,11 @@ def message_items(
     """The visible messages after ``after_seq``, rendered. ``refused`` shows a refused
     answer on its card, with what the person chose."""
     messages = list(selectors.message_list_visible(conversation=conversation, after_seq=after_seq))
+    if after_seq and messages:
+        # A live tab's fetch: the state as new as the messages just read (a turn writes a
+        # message and the state that marks it in one transaction; the conversation was
+        # loaded before, so its summary could render without its marker).
+        conversation.refresh_from_db(fields=["state"])
     return _items(conversation, messages, refused=refused)
 
 
