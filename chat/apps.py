@@ -9,12 +9,6 @@ class ChatConfig(AppConfig):
     verbose_name = _("Chat")
 
     def ready(self) -> None:
-        # The project wires the layers: the core's run requests are executed by the
-        # runs package (see chat.core.runs for why this is the one inverted dependency).
-        from chat.core.runs import run_executor_set
-        from chat.runs.dispatch import run_dispatch
-
-        run_executor_set(run_dispatch)
         # `<id:…>` in URLs: ASCII digits within 64 bits, else 400 `invalid_id` (not a 500).
         from django.urls import register_converter
 

@@ -404,6 +404,9 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
     raise ImproperlyConfigured(
         f"AGENT_RUNNER must be thread, inline or celery, not {AGENT_RUNNER!r}"
     )
+# What starts a run the core queued (a dotted path, like Django's backends): the runs
+# package, a layer above the core, which the core therefore never imports.
+RUN_STARTER = "chat.runs.dispatch.run_dispatch"
 # Runs one Celery worker executes at once (its prefork pool size).
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery

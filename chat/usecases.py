@@ -10,13 +10,14 @@ from django.utils.translation import gettext as _
 from chat.agent.intake import intake_select
 from chat.core.errors import ChatError
 from chat.core.models import AgentKind, Conversation, Message, Run
-from chat.core.runs import run_create, run_request, run_start
+from chat.core.runs import run_create, run_request
 from chat.core.services import (
     answer_post,
     conversation_create,
     conversation_name_from,
     conversation_rename,
 )
+from chat.runs.dispatch import run_dispatch
 from questionnaires.asks.definitions import conversation_definition, definition_ids
 from questionnaires.forms.answers import interactive_form_answer
 from questionnaires.registry import input_refuse_if_waiting
@@ -34,7 +35,7 @@ def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run 
     run = run_create(conversation=conversation)
     # The intake agent is offline and instant: its first turn runs within the request, so
     # the page (also without JavaScript) opens with the first questions.
-    run_start(run_id=run.pk, inline=True)
+    run_dispatch(run_id=run.pk, inline=True)
     return run
 
 

@@ -3,37 +3,38 @@
 The row is written in the same transaction as the message that triggers it, so a
 committed user message always has its run, whatever happens to the process afterwards.
 Executing it (a thread, Celery, inline in tests) belongs to `chat.runs`, a layer above
-this one: it registers itself as the executor when the project starts
-(`chat.apps.ChatConfig.ready`). That one registration is the dependency inversion that
-keeps "write, then start a run" free of import circles.
+this one. The core doesn't import it: it names the starter the project configures,
+`settings.RUN_STARTER` (a dotted path, as Django names its email or cache backends). No
+mutable global, nothing registered at start-up, and a test picks its own starter with
+`override_settings`. Callers above the core (the use cases, the runs package) start runs
+with `chat.runs.dispatch.run_dispatch` directly.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from django.core.exceptions import ImproperlyConfigured
+from django.conf import settings
+from django.utils.module_loading import import_string
 
 from chat.core.models import EXTERNAL_WORKER, AgentKind, Conversation, Message, Run, RunStatus
 from chat.obs import logs
 
-Executor = Callable[..., None]
-_executor: Executor | None = None
+Starter = Callable[..., None]
 
 
-def run_executor_set(executor: Executor) -> None:
-    """Register `executor(run_id=..., inline=..., again=...)`, which starts a committed
-    run (`again`: hand off once more a run that was handed off before)."""
-    global _executor
-    _executor = executor
+@functools.cache
+def _starter(path: str) -> Starter:
+    starter: Starter = import_string(path)
+    return starter
 
 
-def run_start(*, run_id: int, inline: bool = False, again: bool = False) -> None:
-    """Execute a run per `AGENT_RUNNER` (after commit); `inline=True` runs it now;
-    `again=True` hands off a run whose earlier hand-off or attempt was lost."""
-    if _executor is None:
-        raise ImproperlyConfigured("No run executor registered (is the chat app installed?)")
-    _executor(run_id=run_id, inline=inline, again=again)
+def run_start(*, run_id: int, again: bool = False) -> None:
+    """Start a run the core queued (after the caller's commit), with the project's
+    `RUN_STARTER(run_id=..., again=...)`; `again=True` resumes a run that waited or hands
+    off once more a run whose earlier hand-off was lost."""
+    _starter(settings.RUN_STARTER)(run_id=run_id, again=again)
 
 
 def run_create(

@@ -23,8 +23,9 @@ def run_dispatch(*, run_id: int, inline: bool = False, again: bool = False) -> N
     (for offline agents whose turn is instant, so a page without JavaScript shows it);
     `again=True`: the reaper hands off a run whose hand-off or attempt was lost.
 
-    Registered as the core's run executor (`chat.core.runs.run_start`). Nothing else
-    happens in the caller's transaction (dead runs are the reaper's business)."""
+    The project's `RUN_STARTER` (the core starts the runs it queues with it,
+    `chat.core.runs.run_start`). Nothing else happens in the caller's transaction (dead
+    runs are the reaper's business)."""
     mode = "inline" if inline else settings.AGENT_RUNNER
     if mode == "inline":
         _execute(run_id)

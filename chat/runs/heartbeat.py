@@ -232,7 +232,7 @@ def _redispatch(run: Run, now: datetime) -> bool:
     if not mine.update(dispatched_at=now):
         return False
     logger.warning("run %s was queued but never taken; handing it off again", run.pk)
-    run_start(run_id=run.pk, again=True)  # the registered executor (chat.runs.dispatch)
+    run_start(run_id=run.pk, again=True)  # settings.RUN_STARTER
     return True
 
 
@@ -253,7 +253,7 @@ def _requeue(run: Run, now: datetime) -> bool:
             outcome=RunAttempt.Outcome.LOST, ended_at=now
         )
         logger.warning("run %s lost its worker (attempt %s); queued again", run.pk, run.attempts)
-        run_start(run_id=run.pk, again=True)  # the registered executor (chat.runs.dispatch)
+        run_start(run_id=run.pk, again=True)  # settings.RUN_STARTER
     return True
 
 
