@@ -24,6 +24,19 @@
     });
   });
 
+  // A folded card the person opened stays open when a live update replaces it (the tool's
+  // result arriving on an answered card, say): what they were reading doesn't snap shut.
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var target = evt.detail.target, fragment = evt.detail.fragment;
+    if (!target || !target.querySelectorAll || !fragment || !fragment.querySelector) return;
+    target.querySelectorAll("details.qcard-fold[open]").forEach(function (fold) {
+      var card = fold.closest(".qcard");
+      if (!card || !card.id) return;
+      var again = fragment.querySelector("#" + CSS.escape(card.id) + " details.qcard-fold");
+      if (again) again.open = true;
+    });
+  });
+
   // One polite live region; each announcement is a new line (a quick second one never
   // cuts off the first), and only the last few are kept.
   var announcer = null;

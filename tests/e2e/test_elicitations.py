@@ -62,13 +62,15 @@ def test_a_form_elicitation_answered_in_the_chat(page, server):
     expect(card.locator(".qcard-answers")).to_be_hidden()
     card.locator("summary.qcard-head").click()
     expect(card.locator(".qcard-answers")).to_contain_text("2026-05-01")
-    expect(card.locator(".qcard-summary")).to_be_hidden()
     expect(card.locator("button")).to_have_count(0)
-    # The tool's result arrives on the locked card, then the model's reply.
+    # The tool's result arrives on the locked card, then the model's reply; the card the
+    # person opened stays open through that live update.
     expect(card.locator(".elic-outcome")).to_contain_text(
         "for 3 on 2026-05-01 (terrace); dietary needs: vegan", timeout=TIMEOUT
     )
     expect(page.locator("#messages")).to_contain_text("Done: your table is reserved.")
+    expect(card.locator(".qcard-answers")).to_be_visible()
+    expect(card.locator(".qcard-summary")).to_be_hidden()
 
 
 def test_a_url_elicitation_opens_a_new_tab(page, server, context):
