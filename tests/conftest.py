@@ -151,10 +151,31 @@ def _close_connection_pools(django_db_setup, django_db_blocker):
                 close_pool()
 
 
+# Modules whose tests start fleets of processes (Celery workers, several servers) and take
+# 5–40 s each. They run first: pytest-xdist hands tests out in collection order, so they
+# overlap with the thousands of short ones instead of leaving one process busy at the end
+# while the other has nothing left (longest first keeps the processes' finish close).
+SLOW_FIRST = (
+    "tests/load/test_load.py",
+    "tests/runs/test_celery_waits.py",
+    "tests/runs/test_celery_worker.py",
+    "tests/edge/test_sse_workers.py",
+    "tests/edge/test_api_contract.py",
+    "tests/core/test_secret_key.py",
+)
+
+
 def pytest_collection_modifyitems(items):
-    """Browser tests run last: Playwright's sync API keeps an event loop running in the
-    main thread for the rest of the session, which would break later asyncio tests."""
-    items.sort(key=lambda item: "/tests/e2e/" in str(item.path))
+    """Slow modules first (`SLOW_FIRST`), whole modules kept together; browser tests run
+    last: Playwright's sync API keeps an event loop running in the main thread for the
+    rest of the session, which would break later asyncio tests."""
+
+    def order(item: pytest.Item) -> tuple[bool, int]:
+        path = str(item.path)
+        slow = [n for n, name in enumerate(SLOW_FIRST) if path.endswith(name)]
+        return "/tests/e2e/" in path, slow[0] if slow else len(SLOW_FIRST)
+
+    items.sort(key=order)
 
 
 @pytest.fixture
