@@ -35,6 +35,7 @@ class CardChrome:
     summary: str = ""
     skipped: bool = False  # answered by skipping it: a quiet chip, no check mark
     notice: str = ""  # a refusal or "already answered": shown outside the fold, as an alert
+    unfolded: bool = False  # folded, but shown open: the person was working in it
 
     @property
     def interactive(self) -> bool:

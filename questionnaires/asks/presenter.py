@@ -100,6 +100,12 @@ class AskView:
         return self.answer is not None and bool(self.options or self.ask.get("allow_free_text"))
 
     @property
+    def change_refused(self) -> bool:
+        """A "Change answer" (or a late first answer) refused on an answered ask: the card
+        stays open on the change form, with what the person typed and the reason."""
+        return self.answer is not None and bool(self.error)
+
+    @property
     def answer_key(self) -> str:
         """Answers carry it too (`answer_summary`): two asks of a turn may be answered in
         either order, and each answer shows under its own question."""
@@ -125,6 +131,7 @@ class AskView:
             chip=chips.get(state, ""),
             skipped=skipped,
             notice=self.error if not self.answerable or self.answer is not None else "",
+            unfolded=self.change_refused,
         )
 
     @property

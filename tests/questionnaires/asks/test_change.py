@@ -125,6 +125,27 @@ def test_change_over_htmx_and_by_another_user(client_in, external, make_ask, oth
     assert StructuredAnswer.objects.order_by("-id").first().raw_text == "it hurts a lot"
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "no-js"])
+def test_a_refused_change_keeps_the_card_open_with_the_typed_text(
+    client_in, external, make_ask, htmx
+):
+    ask = make_ask()
+    row = first_answer(external, ask)
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/change"
+    assert client_in.post(url, {"version": row.pk, "value": "none"}, **HX).status_code == 200
+    # This tab still shows the first version: its typed change is refused as stale.
+    typed = {"version": row.pk, "action": "free_text", "text": "it hurts a <b>lot</b>"}
+    refused = client_in.post(url, typed, **(HX if htmx else {}))
+    assert refused.status_code == 409
+    html = refused.content.decode()
+    card = html[html.index(f'id="ask-{ask.pk}"') :]
+    assert card.index('<details class="qcard-fold" open>') < card.index("</section>")
+    assert '<details class="ask-change" open>' in card
+    assert 'value="it hurts a &lt;b&gt;lot&lt;/b&gt;"' in card  # kept, escaped
+    assert 'role="alert"' in card  # with the reason
+    assert StructuredAnswer.objects.order_by("-id").first().raw_text == ""  # nothing stored
+
+
 def test_change_over_the_json_api(api, external, make_ask):
     make_ask()
     url = f"/api/v1/conversations/{external.pk}/answers"
