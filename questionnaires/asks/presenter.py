@@ -75,6 +75,7 @@ class AskView:
     options: list[OptionView] = field(default_factory=list)
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
     queued: bool = False  # open, but another question of its turn comes first
+    changing: bool = False  # the response to a "Change answer" of this ask
 
     @property
     def template(self) -> str:
@@ -101,9 +102,11 @@ class AskView:
 
     @property
     def change_refused(self) -> bool:
-        """A "Change answer" (or a late first answer) refused on an answered ask: the card
-        stays open on the change form, with what the person typed and the reason."""
-        return self.answer is not None and bool(self.error)
+        """A "Change answer" refused on an answered ask, or a stale tab's typed answer
+        refused because another tab answered: the card stays open on the change form, with
+        what the person typed and the reason. (A stale tab's click loses nothing: the card
+        folds on the answer that counts, the reason under it.)"""
+        return self.answer is not None and bool(self.error) and (self.changing or bool(self.typed))
 
     @property
     def answer_key(self) -> str:
@@ -211,11 +214,16 @@ def _typed(fields: Mapping[str, Sequence[str]] | None) -> str:
 
 
 def ask_view_single(
-    *, conversation: Conversation, message: Message, error: str = "", typed: str = ""
+    *,
+    conversation: Conversation,
+    message: Message,
+    error: str = "",
+    typed: str = "",
+    changing: bool = False,
 ) -> AskView:
-    """One ask as it stands (an answer's response, a tab's refresh), queued or not."""
+    """One ask as it stands (an answer's or a change's response, a tab's refresh)."""
     view = ask_views(conversation=conversation, messages=[message])[message.pk]
-    return replace(view, error=error, typed=typed or view.typed)
+    return replace(view, error=error, typed=typed or view.typed, changing=changing)
 
 
 @dataclass(frozen=True)

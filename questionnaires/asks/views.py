@@ -113,11 +113,15 @@ def ask_change_view(request: HtmxRequest, conversation_id: int, message_id: int)
     if not request.htmx:
         if not error:
             return redirect("chat:conversation", conversation_id=conversation.pk)
-        view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+        view = ask_view_single(
+            conversation=conversation, message=message, error=error, typed=text, changing=True
+        )
         refused = Refused(KIND.name, message.pk, view)
         context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
         return render(request, "chat/conversation.html", context, status=status)
-    view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
+    view = ask_view_single(
+        conversation=conversation, message=message, error=error, typed=text, changing=True
+    )
     context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
     return render(request, "chat/asks/answer_response.html", context, status=status)
 

@@ -146,6 +146,19 @@ def test_a_refused_change_keeps_the_card_open_with_the_typed_text(
     assert StructuredAnswer.objects.order_by("-id").first().raw_text == ""  # nothing stored
 
 
+def test_a_stale_tab_keeps_its_typed_answer_but_a_stale_click_folds(client_in, external, make_ask):
+    ask = make_ask()
+    first_answer(external, ask)  # another tab answered first
+    url = f"/conversations/{external.pk}/asks/{ask.pk}/answer"
+    typed = client_in.post(url, {"action": "free_text", "text": "mostly at night"}, **HX)
+    html = typed.content.decode()
+    assert typed.status_code == 409 and 'role="alert"' in html
+    assert '<details class="ask-change" open>' in html and 'value="mostly at night"' in html
+    clicked = client_in.post(url, {"value": "severe"}, **HX).content.decode()
+    assert '<details class="qcard-fold">' in clicked and 'role="alert"' in clicked
+    assert '<details class="ask-change">' in clicked  # nothing typed: it stays closed
+
+
 def test_change_over_the_json_api(api, external, make_ask):
     make_ask()
     url = f"/api/v1/conversations/{external.pk}/answers"
