@@ -11,9 +11,9 @@
 
   // Where focus goes after an answer: static/js/cards.js (the same for every card).
 
-  // A slot being edited in the side panel survives a live refresh of the panel (an answer,
-  // another tab's edit, the assistant's next question): its Edit stays open with what the
-  // person chose or typed, and focus stays there. The edit that was just sent is not kept.
+  // When the person's own Save replaces the panel, any other slot they are editing stays
+  // open with what they chose or typed, and focus stays there (the edit just sent is not
+  // kept). Live refreshes wait while an edit is open (below).
   var kept = null;
   function isPanelBody(el) { return el && el.id === "state-panel-body"; }
   function remember(target, sender) {
@@ -51,11 +51,22 @@
     });
     kept = null;
   }
+
+  // A live refresh (the stream's, or the panel an answer in the chat sends along) waits
+  // while the person edits a slot (static/js/ui.js qcHoldWhileEditing): it comes when the
+  // edit is saved (that response is the panel as it now stands) or closed (fetched again).
+  window.qcHoldWhileEditing("state-panel-body", "details.state-edit[open]", function () {
+    var panel = document.getElementById("state-panel");
+    if (panel && window.htmx) window.htmx.trigger(panel, "sse:consultation_state_patch");
+  });
   document.addEventListener("htmx:beforeSwap", function (evt) {
+    if (evt.detail.shouldSwap === false) return;
     var config = evt.detail.requestConfig;
     remember(evt.detail.target, config && config.elt);
   });
   document.addEventListener("htmx:afterSwap", function (evt) { restore(evt.detail.target); });
-  document.addEventListener("htmx:oobBeforeSwap", function (evt) { remember(evt.detail.target, null); });
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    if (evt.detail.shouldSwap !== false) remember(evt.detail.target, null);
+  });
   document.addEventListener("htmx:oobAfterSwap", function (evt) { restore(evt.detail.target); });
 })();

@@ -4,6 +4,49 @@
   "use strict";
   document.documentElement.classList.add("js");
 
+  // A live swap never replaces a region while the person works in it (an open slot edit, a
+  // conversation's menu): a click landing as the region is swapped is lost (pressed on the
+  // old button, released on the new one), and so is what was typed. The swap waits; the
+  // person's own request from inside the region swaps as usual; closing what was open
+  // fetches the region again (`refresh`).
+  window.qcHoldWhileEditing = function (targetId, busySelector, refresh) {
+    var held = false;
+    function busy(target) { return target.querySelector(busySelector) !== null; }
+    function check(evt, sender) {
+      var target = evt.detail.target;
+      if (!target || target.id !== targetId) return;
+      if (busy(target) && !(sender && target.contains(sender))) {
+        evt.detail.shouldSwap = false;
+        held = true;
+      } else {
+        held = false;
+      }
+    }
+    document.addEventListener("htmx:beforeSwap", function (evt) {
+      var config = evt.detail.requestConfig;
+      check(evt, config && config.elt);
+    });
+    document.addEventListener("htmx:oobBeforeSwap", function (evt) { check(evt, null); });
+    document.addEventListener("toggle", function (evt) {
+      if (!held || evt.target.open) return;
+      var target = document.getElementById(targetId);
+      if (!target || !target.contains(evt.target) || busy(target)) return;
+      held = false;
+      refresh();
+    }, true);
+  };
+  window.qcHoldWhileEditing("conv-nav", "details.conv-menu[open]", function () {
+    var search = document.getElementById("conversation-search");
+    if (search && window.htmx) window.htmx.trigger(search, "search");
+  });
+  // A rename or delete lists what the search box says now (a list held while the menu was
+  // open may be from an earlier search).
+  document.addEventListener("htmx:configRequest", function (evt) {
+    var form = evt.detail.elt;
+    var search = document.getElementById("conversation-search");
+    if (search && form && form.closest && form.closest("#conv-nav")) evt.detail.parameters.q = search.value;
+  });
+
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
   var reducedMotion = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;

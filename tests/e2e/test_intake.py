@@ -182,8 +182,10 @@ def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, s
 
 
 def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server):
-    """The panel is refreshed live (an answer, another tab's edit, the next question): a
-    slot the person is editing stays open with what they chose, focus included."""
+    """The panel is refreshed live (an answer, another tab's edit, the next question): while
+    the person edits a slot, the refresh waits — nothing is replaced under the cursor (a
+    Save pressed during a swap was lost), what they chose and focus stay — and it comes
+    once the edit is closed."""
     _start(page, server)
     _open_ask(page, "knee_side").get_by_role("button", name="Left knee").click()
     row = page.locator('#state-panel [data-field="knee_side"]')
@@ -194,10 +196,22 @@ def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server)
     page.evaluate(  # mark the panel as it is before the refresh
         "document.querySelector('#state-panel [data-field=knee_side] select').dataset.old = '1'"
     )
-    page.evaluate("htmx.trigger('#state-panel', 'sse:consultation_state_patch')")
-    # replaced (polled from here: a page-side wait_for_function would need the CSP's eval)
-    expect(row.locator("select[data-old]")).to_have_count(0)
-    expect(row.locator("select")).to_have_count(1)
+    with page.expect_response(lambda r: r.url.endswith("/state")):
+        page.evaluate("htmx.trigger('#state-panel', 'sse:consultation_state_patch')")
+    page.wait_for_timeout(300)  # (htmx swaps after a short settle delay: give it the chance)
+    expect(row.locator("select[data-old]")).to_have_count(1)  # held: not replaced
     expect(row.locator("details.state-edit")).to_have_attribute("open", "")
     expect(row.locator("select option:checked")).to_have_text("Right knee")
     expect(row.locator("select")).to_be_focused()
+    # Closed without saving: the held refresh comes (a fresh panel, the answer unchanged).
+    with page.expect_response(lambda r: r.url.endswith("/state")):
+        row.locator("summary").click()
+    expect(row.locator("select[data-old]")).to_have_count(0)
+    expect(row).to_contain_text("Left knee")
+    # Saved while a refresh was held: the Save's response is the panel as it now stands.
+    row.locator("summary").click()
+    row.locator("select").select_option(label="Right knee")
+    page.evaluate("htmx.trigger('#state-panel', 'sse:consultation_state_patch')")
+    row.get_by_role("button", name="Save").click()
+    expect(row.locator(".state-value")).to_have_text("Right knee")
+    expect(row.locator("details.state-edit")).not_to_have_attribute("open", "")

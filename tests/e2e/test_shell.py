@@ -186,3 +186,20 @@ def test_the_playground_previews_a_mouse_paste_beside_the_editor(page, server):
     shown = page.locator("#pg-preview").bounding_box()
     assert editor and shown and shown["y"] > editor["y"] + editor["height"] - 1  # stacked
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def test_a_conversations_menu_holds_still_while_the_list_refreshes(page, server):
+    """A search result or a live update of the list arriving while a conversation's menu is
+    open waits: the rename being typed is not thrown away; closing the menu brings it."""
+    cid = new_conversation(page, server, title="Garden plans")
+    entry = page.locator(f'#conv-nav .conv-item:has(a[href="/conversations/{cid}/"])')
+    entry.locator("summary").first.click()
+    entry.locator("input[name=title]").fill("Garden plans, spring")
+    page.fill("#conversation-search", "no such words anywhere")  # a refresh of the list
+    with page.expect_response(lambda r: "/search" in r.url):
+        page.press("#conversation-search", "Enter")
+    page.wait_for_timeout(300)  # (htmx swaps after a short settle delay: give it the chance)
+    expect(entry.locator("input[name=title]")).to_have_value("Garden plans, spring")
+    with page.expect_response(lambda r: "/search" in r.url):
+        entry.locator("summary").first.click()  # closed: the held search result comes
+    expect(page.locator("#conv-nav .conv-item")).to_have_count(0)
