@@ -142,3 +142,18 @@ def start_from_home(
     page.click(".home-composer button[type=submit]")
     page.wait_for_url("**/conversations/*/")
     return int(page.url.rstrip("/").split("/")[-1])
+
+
+def htmx_request(page, elt_id: str, trigger: str) -> None:
+    """Trigger `trigger` on `#elt_id` and return once htmx has handled its response (swapped
+    it, or decided not to): `htmx:afterRequest` comes after that decision. No sleep, so a
+    slow machine only makes it wait longer."""
+    page.evaluate(
+        """([id, name]) => new Promise(done => {
+          document.addEventListener("htmx:afterRequest", e => {
+            if (e.detail.elt.id === id) done();
+          });
+          htmx.trigger("#" + id, name);
+        })""",
+        [elt_id, trigger],
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import new_conversation, start_from_home
+from tests.e2e.conftest import htmx_request, new_conversation, start_from_home
 
 
 def _start(page, server, intake="knee"):
@@ -196,9 +196,7 @@ def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server)
     page.evaluate(  # mark the panel as it is before the refresh
         "document.querySelector('#state-panel [data-field=knee_side] select').dataset.old = '1'"
     )
-    with page.expect_response(lambda r: r.url.endswith("/state")):
-        page.evaluate("htmx.trigger('#state-panel', 'sse:consultation_state_patch')")
-    page.wait_for_timeout(300)  # (htmx swaps after a short settle delay: give it the chance)
+    htmx_request(page, "state-panel", "sse:consultation_state_patch")
     expect(row.locator("select[data-old]")).to_have_count(1)  # held: not replaced
     expect(row.locator("details.state-edit")).to_have_attribute("open", "")
     expect(row.locator("select option:checked")).to_have_text("Right knee")
