@@ -49,8 +49,9 @@ def run_cancel(request: HttpRequest, conversation_id: int, run_id: int) -> HttpR
 def run_retry(request: HttpRequest, conversation_id: int, run_id: int) -> HttpResponse:
     response = _act(request, conversation_id, run_id, services.run_retry)
     if _is_htmx(request) and response.status_code == 200:
-        # The stopped turn's messages leave this page at once (other tabs on reload): the
-        # retry's turn replaces them rather than appearing as a second copy.
+        # The stopped turn's messages leave this page at once (other pages when their
+        # stream brings `messages_superseded`): the retry's turn replaces them rather than
+        # appearing as a second copy.
         conversation = conversation_for_page(request, conversation_id)
         ids = services.run_superseded_ids(conversation=conversation, run_id=run_id)
         removals = "".join(f'<article id="msg-{pk}" hx-swap-oob="delete"></article>' for pk in ids)

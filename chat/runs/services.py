@@ -17,6 +17,7 @@ from chat.core.models import (
 )
 from chat.core.runs import run_create
 from chat.core.selectors import run_latest
+from chat.core.services import event_emit
 from chat.core.waits import run_waits_lock, waits_open
 from chat.runs.dispatch import run_dispatch
 from chat.runs.external import run_external_end
@@ -79,10 +80,18 @@ def _supersede(run: Run) -> None:
     """The retried turn's own messages (a partial reply, its tool steps, its error) leave
     the chat and the model's context: the new turn replaces them, it doesn't repeat them."""
     rows = list(Message.objects.filter(run=run, hidden=False).exclude(role=Role.USER))
+    if not rows:
+        return
     for row in rows:
         row.hidden = True
         row.metadata = {**(row.metadata or {}), "superseded": True}
     Message.objects.bulk_update(rows, ["hidden", "metadata"])
+    # Every open page (the other tabs, an API client's stream) drops them too.
+    event_emit(
+        conversation_id=run.conversation_id,
+        name="messages_superseded",
+        data={"run_id": run.pk, "message_ids": [row.pk for row in rows]},
+    )
 
 
 def run_superseded_ids(*, conversation: Conversation, run_id: int) -> list[int]:

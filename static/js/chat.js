@@ -11,7 +11,8 @@
   // fresh EventSource on reconnect, which would otherwise forget Last-Event-ID).
   var EVENT_NAMES = ["text_delta", "message_done", "extracted_info", "ask_user_options",
     "knowledge_reference", "consultation_state_patch", "error", "run_started", "run_finished",
-    "run_suspended", "run_resumed", "tool_call", "tool_result", "card_locked"];
+    "run_suspended", "run_resumed", "tool_call", "tool_result", "card_locked",
+    "messages_superseded"];
   window.qcLastEventId = null;
   if (window.htmx) {
     window.htmx.createEventSource = function (url) {
@@ -25,6 +26,16 @@
           if (!isNaN(id) && (window.qcLastEventId === null || id > window.qcLastEventId)) {
             window.qcLastEventId = id;
           }
+        });
+      });
+      // A Retry in any tab replaced a stopped or failed turn: its messages leave this
+      // page too, so the retry's reply never shows beside the copy it replaces.
+      source.addEventListener("messages_superseded", function (e) {
+        var data;
+        try { data = JSON.parse(e.data); } catch (err) { return; }
+        (data.message_ids || []).forEach(function (pk) {
+          var node = document.getElementById("msg-" + pk);
+          if (node) node.remove();
         });
       });
       return source;

@@ -7,7 +7,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import new_conversation, start_from_home
+from .conftest import login, new_conversation, start_from_home
 
 TIMEOUT = 30_000  # generous: a busy CI box delivers live updates late; only a failure waits
 
@@ -168,9 +168,10 @@ def test_failed_run_shows_retry_and_keeps_the_message(page, server):
     expect(page.locator("#messages .msg-user")).to_have_count(1)
 
 
-def test_retry_after_stop_replaces_the_stopped_turn(page, server):
+def test_retry_after_stop_replaces_the_stopped_turn(browser, page, server):
     """Bug 7: Retry after Stop replaces the stopped turn instead of adding a second copy
-    (in the page at once, after a reload, and in what the model reads)."""
+    (in the page at once, in another open tab, after a reload, and in what the model
+    reads)."""
     conversation_id = new_conversation(page, server, agent="echo", title="Stopped turn")
     page.fill("#id_content", "Count to three")
     page.click("#composer button[type=submit]")
@@ -184,10 +185,22 @@ def test_retry_after_stop_replaces_the_stopped_turn(page, server):
     page.reload()
     stopped = page.locator("#run-status .run-cancelled")
     expect(stopped).to_contain_text("You stopped the assistant.")
+    old_reply = page.locator("#messages .msg-assistant").get_attribute("id")
+    other_ctx = browser.new_context(locale="en-US")
+    other = other_ctx.new_page()
+    login(other, server)
+    other.goto(f"{server.url}/conversations/{conversation_id}/")
+    expect(other.locator(f"#{old_reply}")).to_have_count(1)
     stopped.get_by_role("button", name="Retry").click()
     expect(page.locator("#run-status .run-cancelled")).to_have_count(0, timeout=TIMEOUT)
     expect(page.locator("#messages .msg-assistant")).to_have_count(1, timeout=TIMEOUT)
     expect(page.locator("#messages .msg-assistant")).to_contain_text("Echo: Count to three")
+    # the other tab drops the stopped reply live and shows the retry's, once
+    new_reply = f"#messages .msg-assistant:not(#{old_reply})"
+    expect(other.locator(new_reply)).to_contain_text("Echo: Count to three", timeout=TIMEOUT)
+    expect(other.locator(f"#{old_reply}")).to_have_count(0, timeout=TIMEOUT)
+    expect(other.locator("#messages .msg-assistant")).to_have_count(1)
+    other_ctx.close()
     page.reload()
     expect(page.locator("#messages .msg-assistant")).to_have_count(1)
     expect(page.locator("#messages .msg-user")).to_have_count(1)

@@ -124,7 +124,8 @@ def test_llm_error_fails_the_run_and_retry_reruns_the_same_message(scripted, scr
 
 def test_retry_after_stop_replaces_the_stopped_turn(scripted, script, client_in):
     """Bug 7: the stopped turn's messages leave the chat (the retrying page removes them at
-    once) and the model's context; the retry's reply is the only one."""
+    once, other pages on a `messages_superseded` event) and the model's context; the
+    retry's reply is the only one."""
     script([Turn("Partial answer.")])
     message_post_user(conversation=scripted, content="please answer")
     run = last_run(scripted)
@@ -136,6 +137,10 @@ def test_retry_after_stop_replaces_the_stopped_turn(scripted, script, client_in)
     )
     assert response.status_code == 200
     assert f'<article id="msg-{stopped.pk}" hx-swap-oob="delete">' in response.content.decode()
+    # every other open page learns it from the stream
+    assert events(scripted, "messages_superseded") == [
+        {"run_id": run.pk, "message_ids": [stopped.pk]}
+    ]
     shown = [m.content for m in scripted.messages.filter(role="assistant", hidden=False)]
     assert shown == ["Full answer."]
     context = [m.get("content") for m in context_messages(conversation=scripted)]
