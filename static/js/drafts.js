@@ -6,6 +6,7 @@
   "use strict";
   var DELAY_MS = 600;
   var timers = new WeakMap();
+  var pending = new Set(); // forms typed in whose save still waits for the pause
 
   // Each kind's card form names itself (data-draft-key, from the kind's view model); the
   // conversation says where drafts go (#messages[data-draft-url]).
@@ -26,7 +27,10 @@
     }
   }
 
-  function save(form) {
+  // `leaving`: the page is going away (reload, close, navigation); keepalive lets the
+  // request finish after it (drafts are capped at 50,000 bytes, under keepalive's 64 KiB).
+  function save(form, leaving) {
+    pending.delete(form);
     var key = cardKey(form);
     var url = draftUrl(form);
     if (!key || !url || !form.isConnected) return;
@@ -36,6 +40,7 @@
       method: "POST",
       body: data,
       credentials: "same-origin",
+      keepalive: !!leaving,
       headers: { "X-CSRFToken": csrfToken() },
     }).catch(function () { /* offline: the next keystroke tries again */ });
   }
@@ -45,6 +50,7 @@
     var form = field && (field.form || (field.closest && field.closest("form")));
     if (!form || !form.closest("#messages")) return;
     window.clearTimeout(timers.get(form));
+    pending.add(form);
     timers.set(form, window.setTimeout(function () { save(form); }, DELAY_MS));
   }
 
@@ -53,5 +59,13 @@
   // A submitted card is answered: nothing left to save.
   document.addEventListener("submit", function (evt) {
     window.clearTimeout(timers.get(evt.target));
+    pending.delete(evt.target);
   }, true);
+  // Typed just before a reload or closing the tab: save now rather than after the pause.
+  window.addEventListener("pagehide", function () {
+    pending.forEach(function (form) {
+      window.clearTimeout(timers.get(form));
+      save(form, true);
+    });
+  });
 })();

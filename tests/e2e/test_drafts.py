@@ -3,10 +3,23 @@ shows in another tab; submitting the card clears it."""
 
 from __future__ import annotations
 
+import time
+
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import login
 from tests.e2e.test_cards import card, open_with_card
+
+
+def _draft_saved(response, text: str) -> bool:
+    """The debounced draft save that carries `text` was stored (204)."""
+    request = response.request
+    return (
+        request.method == "POST"
+        and request.url.endswith("/drafts")
+        and text in (request.post_data or "")
+        and response.status == 204
+    )
 
 
 def test_a_card_draft_survives_a_reload_and_shows_in_another_tab(browser, page, server):
@@ -14,8 +27,8 @@ def test_a_card_draft_survives_a_reload_and_shows_in_another_tab(browser, page, 
     c = card(page, mid)
     c.get_by_label("Other answer to: Where to?").fill("Lisbon, by the sea")
     c.get_by_label("Plane").check()
-    c.locator("textarea").fill("An aisle seat, please")
-    page.wait_for_timeout(1500)  # the debounced save
+    with page.expect_response(lambda r: _draft_saved(r, "An aisle seat, please")):
+        c.locator("textarea").fill("An aisle seat, please")  # (saved after a pause)
     page.reload()
     c = card(page, mid)
     expect(c.get_by_label("Other answer to: Where to?")).to_have_value("Lisbon, by the sea")
@@ -35,3 +48,22 @@ def test_a_card_draft_survives_a_reload_and_shows_in_another_tab(browser, page, 
         "from questionnaires.drafts import CardDraft; print(CardDraft.objects.count())"
     )
     assert drafts.strip().splitlines()[-1] == "0"
+
+
+def test_what_was_typed_just_before_leaving_is_saved(page, server):
+    """Typing, then reloading or closing the tab before the save's pause ends, still keeps
+    the text: the page saves what waits when it goes away (pagehide, keepalive)."""
+    cid, mid = open_with_card(page, server)
+    page.clock.install()  # timers stand still: the debounced save never comes by itself
+    page.reload()
+    card(page, mid).locator("textarea").fill("Typed, then gone")
+    page.goto(f"{server.url}/")  # leaves at once
+    query = (
+        "from questionnaires.drafts import CardDraft\n"
+        f"print(list(CardDraft.objects.filter(conversation_id={cid}).values_list('fields', flat=True)))"
+    )
+    deadline = time.monotonic() + 20
+    while "Typed, then gone" not in server.shell(query) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    page.goto(f"{server.url}/conversations/{cid}/")
+    expect(card(page, mid).locator("textarea")).to_have_value("Typed, then gone")

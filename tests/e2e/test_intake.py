@@ -105,9 +105,7 @@ def test_no_js_answers(browser, server):
     from tests.e2e.conftest import login
 
     login(page, server)
-    _start(page, server)
-    page.wait_for_timeout(500)  # the first turn runs in a thread; without JS, reload
-    page.reload()
+    _start(page, server)  # (the first turn runs within the request: the page has its asks)
     _open_ask(page, "knee_side").get_by_role("button", name="Right knee").click()
     page.wait_for_url("**/conversations/*/")
     expect(page.locator('#state-panel [data-field="knee_side"]')).to_contain_text("Right knee")
