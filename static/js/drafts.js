@@ -61,11 +61,80 @@
     window.clearTimeout(timers.get(evt.target));
     pending.delete(evt.target);
   }, true);
-  // Typed just before a reload or closing the tab: save now rather than after the pause.
-  window.addEventListener("pagehide", function () {
+  // Typed just before a reload or closing the tab: save now rather than after the pause —
+  // on beforeunload, which comes before a reload's request (so the new page has it), and
+  // on pagehide for what beforeunload misses (a phone's browser discarding the tab).
+  // The reloaded page may be served before that save is stored, so this tab also keeps
+  // what it sent (sessionStorage, for STASH_MS) and puts it back into the card.
+  var STASH_MS = 10000;
+  var STASH = "qc-draft-stash:";
+
+  function flush() {
     pending.forEach(function (form) {
       window.clearTimeout(timers.get(form));
+      stash(form);
       save(form, true);
     });
-  });
+  }
+  window.addEventListener("beforeunload", flush);
+  window.addEventListener("pagehide", flush);
+
+  function stashKey(form) {
+    return STASH + location.pathname + "#" + cardKey(form);
+  }
+
+  function stash(form) {
+    if (!cardKey(form)) return;
+    var fields = {};
+    new FormData(form).forEach(function (value, name) {
+      if (typeof value === "string") (fields[name] = fields[name] || []).push(value);
+    });
+    try {
+      sessionStorage.setItem(stashKey(form), JSON.stringify({ at: Date.now(), fields: fields }));
+    } catch (e) { /* storage full or off: the server's copy still comes */ }
+  }
+
+  function unstash(form) {
+    var key = stashKey(form);
+    var kept;
+    try {
+      kept = JSON.parse(sessionStorage.getItem(key) || "null");
+      sessionStorage.removeItem(key);
+    } catch (e) {
+      return;
+    }
+    if (!kept || !kept.fields || Date.now() - kept.at > STASH_MS) return;
+    var seen = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      var values = el.name && kept.fields[el.name];
+      if (!values || el.type === "hidden" || el.type === "submit") return;
+      if (el.type === "checkbox" || el.type === "radio") {
+        el.checked = values.indexOf(el.value) !== -1;
+      } else if (el.tagName === "SELECT") {
+        Array.prototype.forEach.call(el.options, function (o) {
+          o.selected = values.indexOf(o.value) !== -1;
+        });
+      } else {
+        var i = seen[el.name] || 0;
+        seen[el.name] = i + 1;
+        if (i < values.length) el.value = values[i];
+      }
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+
+  function restore() {
+    document.querySelectorAll("#messages form[data-draft-key]").forEach(unstash);
+    try {  // what no card took (answered meanwhile, another page)
+      for (var i = sessionStorage.length - 1; i >= 0; i--) {
+        var key = sessionStorage.key(i);
+        if (key && key.indexOf(STASH) === 0) sessionStorage.removeItem(key);
+      }
+    } catch (e) { /* storage off */ }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", restore);
+  } else {
+    restore();
+  }
 })();

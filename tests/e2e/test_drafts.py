@@ -67,3 +67,27 @@ def test_what_was_typed_just_before_leaving_is_saved(page, server):
         time.sleep(0.2)
     page.goto(f"{server.url}/conversations/{cid}/")
     expect(card(page, mid).locator("textarea")).to_have_value("Typed, then gone")
+
+
+def test_a_reload_right_after_typing_shows_the_text(page, server):
+    """The reloaded page can be served before the draft's save is stored: the tab puts
+    back what it sent (kept in sessionStorage for a few seconds). Here the save never
+    reaches the server at all."""
+    cid, mid = open_with_card(page, server)
+    page.clock.install()  # timers stand still: the debounced save never comes by itself
+    page.reload()
+    page.route("**/drafts", lambda route: route.abort())
+    c = card(page, mid)
+    c.get_by_label("Other answer to: Where to?").fill("Porto")
+    c.get_by_label("Plane").check()
+    c.locator("textarea").fill("Typed, then reloaded")
+    page.reload()
+    c = card(page, mid)
+    expect(c.locator("textarea")).to_have_value("Typed, then reloaded")
+    expect(c.get_by_label("Other answer to: Where to?")).to_have_value("Porto")
+    expect(c.get_by_label("Other", exact=True)).to_be_checked()
+    expect(c.get_by_label("Plane")).to_be_checked()
+    # what was put back is saved again after the pause, now that the server answers
+    page.unroute("**/drafts")
+    with page.expect_response(lambda r: _draft_saved(r, "Typed, then reloaded")):
+        page.clock.run_for(1000)
