@@ -581,6 +581,10 @@ CELERY_BEAT_SCHEDULE_FILENAME = os.environ.get(
 # the chat by at most this much; admin's "Refresh now" and `manage.py analytics_refresh`
 # do it at once).
 ANALYTICS_REFRESH_SECONDS = float(os.environ.get("ANALYTICS_REFRESH_SECONDS", "60"))
+# Without Celery beat (AGENT_RUNNER=thread: `make run`) nothing refreshes them on a
+# schedule: admin's analytics pages then bring numbers older than ANALYTICS_REFRESH_SECONDS
+# up to date as they open (reading for at most 2 s; *Refresh now* goes on from there).
+ANALYTICS_REFRESH_ON_VIEW = env_bool("ANALYTICS_REFRESH_ON_VIEW", AGENT_RUNNER == "thread")
 CELERY_BEAT_SCHEDULE = {
     # Resume (or fail, after AGENT_MAX_ATTEMPTS) runs whose worker died.
     "runs-reap": {

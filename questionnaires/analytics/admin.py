@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -20,6 +22,7 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -41,6 +44,21 @@ from questionnaires.analytics.selectors import (
 # How long *Refresh now* reads new rows within a request (a large backlog is the beat's
 # or the command's).
 REFRESH_BUDGET_SECONDS = 10.0
+# How long opening a page may read them when nothing refreshes on a schedule.
+VIEW_REFRESH_BUDGET_SECONDS = 2.0
+
+
+def refresh_when_stale() -> None:
+    """With ANALYTICS_REFRESH_ON_VIEW (no Celery beat), numbers older than
+    ANALYTICS_REFRESH_SECONDS are brought up to date before a page shows them."""
+    if not settings.ANALYTICS_REFRESH_ON_VIEW:
+        return
+    last = last_refreshed()
+    if last is not None and timezone.now() - last < timedelta(
+        seconds=settings.ANALYTICS_REFRESH_SECONDS
+    ):
+        return
+    analytics_refresh(budget=VIEW_REFRESH_BUDGET_SECONDS)
 
 
 def bad_request(code: str, message: str) -> HttpResponse:
@@ -150,6 +168,8 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         refused = nul_refused(request)
         if refused is not None:
             return refused
+        if self.has_view_permission(request):
+            refresh_when_stale()
         context = {"last_refreshed": last_refreshed(), **(extra_context or {})}
         return super().changelist_view(request, extra_context=context)
 
@@ -206,6 +226,7 @@ class CardDefinitionAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         """The definition's report (there is nothing to change)."""
         self._viewer(request)
+        refresh_when_stale()
         if not object_id.isdigit():
             raise Http404
         definition = self.get_queryset(request).filter(pk=int(object_id)).first()

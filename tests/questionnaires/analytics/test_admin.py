@@ -158,3 +158,36 @@ def test_the_list_page_costs_the_same_few_queries_for_3_or_60_definitions(staff)
     many = _queries(staff, o="5")
     assert many == few
     assert many <= 12  # session, user, count, page, last refresh, filters
+
+
+def test_without_a_beat_the_pages_refresh_stale_numbers_as_they_open(
+    staff, trips, settings, monkeypatch
+):
+    """`make run` has no Celery beat: opening the list (or a report) brings numbers older
+    than ANALYTICS_REFRESH_SECONDS up to date; fresher ones are shown as they are."""
+    from questionnaires.analytics import admin as analytics_admin
+
+    settings.ANALYTICS_REFRESH_ON_VIEW = True
+    settings.ANALYTICS_REFRESH_SECONDS = 60
+    calls = []
+    monkeypatch.setattr(
+        analytics_admin,
+        "analytics_refresh",
+        lambda **kwargs: calls.append(kwargs) or analytics_refresh(**kwargs),
+    )
+    page = staff.get(LIST)  # never refreshed: it reads the cards first
+    assert "Trip plan" in page.content.decode()
+    assert calls == [{"budget": analytics_admin.VIEW_REFRESH_BUDGET_SECONDS}]
+    definition = CardDefinition.objects.get()
+    assert staff.get(f"{LIST}{definition.pk}/change/").status_code == 200
+    assert len(calls) == 1  # refreshed a moment ago: nothing to do
+    later = timezone.now() + timedelta(seconds=61)
+    monkeypatch.setattr(analytics_admin.timezone, "now", lambda: later)
+    assert staff.get(f"{LIST}{definition.pk}/change/").status_code == 200
+    assert len(calls) == 2
+
+
+def test_with_a_beat_opening_a_page_reads_nothing(staff, trips, settings):
+    settings.ANALYTICS_REFRESH_ON_VIEW = False
+    assert "Trip plan" not in staff.get(LIST).content.decode()
+    assert not CardDefinition.objects.exists()
