@@ -439,7 +439,7 @@ def ask_answer_change(
                 status=409,
             )
         if latest.pk != version:
-            raise _ask_stale()
+            raise _ask_stale(latest)
         if resolved is None or resolved.value == latest.value:
             raise ChatError(
                 "answer_unchanged",
@@ -458,7 +458,7 @@ def ask_answer_change(
                     amends=latest,
                 )
         except IntegrityError:
-            raise _ask_stale() from None
+            raise _ask_stale(selectors.answer_for_ask(ask_message=ask_message)) from None
         envelope: StructuredAnswerEnvelope = {
             "type": "structured_answer",
             "field": row.field,
@@ -492,12 +492,18 @@ def ask_answer_change(
     return row
 
 
-def _ask_stale() -> ChatError:
-    return ChatError(
-        "questionnaire_version_stale",
-        _("This answer was changed meanwhile, maybe in another tab. Here is the latest one."),
-        status=409,
-    )
+def _ask_stale(latest: StructuredAnswer | None) -> ChatError:
+    """The person changed an answer that another tab changed first: say what it is now."""
+    if latest is None:
+        message = _(
+            "This answer was changed meanwhile, maybe in another tab. Here is the latest one."
+        )
+    else:
+        answer = latest.display_text if latest.value is not None else _("skipped")
+        message = _(
+            "This answer was changed meanwhile, maybe in another tab: it is now “%(answer)s”."
+        ) % {"answer": answer}
+    return ChatError("questionnaire_version_stale", message, status=409)
 
 
 def slot_edit(

@@ -84,6 +84,7 @@ def test_a_stale_or_empty_change_is_refused_and_changes_nothing(external, make_a
             value="none",
         )
     assert stale.value.code == "questionnaire_version_stale" and stale.value.status == 409
+    assert "it is now “明显疼痛”" in stale.value.message  # the answer that counts
     latest = StructuredAnswer.objects.order_by("-id").first()
     with pytest.raises(ChatError) as same:
         ask_answer_change(
