@@ -26,15 +26,8 @@ from chat.runs import turn as turn_module
 from chat.runs.heartbeat import run_reap_stale
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support.mcp_flow import (
-    answer,
-    finished,
-    page,
-    pending,
-    text_of,
-    tool_result,
-    wait_for,
-)
+from tests.support import wait_for
+from tests.support.mcp_flow import answer, finished, page, pending, text_of, tool_result
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -26,7 +26,8 @@ from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support.mcp_flow import answer, finished, pending, tool_result, wait_for
+from tests.support import wait_for
+from tests.support.mcp_flow import answer, finished, pending, tool_result
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

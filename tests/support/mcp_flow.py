@@ -4,27 +4,13 @@ the tool result the model got, answer a card through its view (tests/mcphost).""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from django.urls import reverse
 
 from chat.core.models import Event, Role, Run, RunStatus
 from questionnaires.models import Elicitation
-
-T = TypeVar("T")
-WAIT = 15.0
-
-
-def wait_for(probe: Callable[[], T | None], what: str, timeout: float = WAIT) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.03)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support import wait_for
 
 
 def pending(conversation: Any) -> Elicitation:
