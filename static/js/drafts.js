@@ -95,11 +95,9 @@
   }
 
   function unstash(form) {
-    var key = stashKey(form);
     var kept;
-    try {
-      kept = JSON.parse(sessionStorage.getItem(key) || "null");
-      sessionStorage.removeItem(key);
+    try {  // (restore then empties the stash)
+      kept = JSON.parse(sessionStorage.getItem(stashKey(form)) || "null");
     } catch (e) {
       return;
     }
@@ -125,7 +123,7 @@
 
   function restore() {
     document.querySelectorAll("#messages form[data-draft-key]").forEach(unstash);
-    try {  // what no card took (answered meanwhile, another page)
+    try {  // used once: what a card took, and what none did (answered meanwhile)
       for (var i = sessionStorage.length - 1; i >= 0; i--) {
         var key = sessionStorage.key(i);
         if (key && key.indexOf(STASH) === 0) sessionStorage.removeItem(key);

@@ -3,12 +3,11 @@ shows in another tab; submitting the card clears it."""
 
 from __future__ import annotations
 
-import time
-
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import login
 from tests.e2e.test_cards import card, open_with_card
+from tests.support import wait_for
 
 
 def _draft_saved(response, text: str) -> bool:
@@ -63,9 +62,7 @@ def test_what_was_typed_just_before_leaving_is_saved(page, server):
         "from questionnaires.drafts import CardDraft\n"
         f"print(list(CardDraft.objects.filter(conversation_id={cid}).values_list('fields', flat=True)))"
     )
-    deadline = time.monotonic() + 20
-    while "Typed, then gone" not in server.shell(query) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: "Typed, then gone" in server.shell(query), "the draft saved on leaving")
     page.goto(f"{server.url}/conversations/{cid}/")
     expect(card(page, mid).locator("textarea")).to_have_value("Typed, then gone")
 
