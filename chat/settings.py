@@ -120,6 +120,8 @@ MIDDLEWARE = [
     "chat.core.dbfaults.ConnectionLossRetryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Times shown and typed in the person's own zone (the browser's `tz` cookie; UTC without).
+    "chat.edge.timezones.PersonTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
