@@ -252,6 +252,20 @@ def make_stock_server() -> MCPServer:
         return f"plain login: {answer.action}"
 
     @server.tool()
+    async def plain_link(ctx: Context) -> str | types.InputRequiredResult:
+        """A 2026 input request for a plain-http URL; returns what it heard, `_meta` too."""
+        answer = (ctx.input_responses or {}).get("link")
+        if answer is None:
+            link = types.ElicitRequestURLParams(
+                message="Sign in", url="http://example.test/in", elicitation_id="el-9"
+            )
+            return types.InputRequiredResult(
+                input_requests={"link": types.ElicitRequest(params=link)}
+            )
+        meta = answer.model_dump(by_alias=True).get("_meta") or {}
+        return f"plain link: {getattr(answer, 'action', '?')} {json.dumps(meta, sort_keys=True)}"
+
+    @server.tool()
     async def reserve(answer: Annotated[ElicitationResult[Booking], Resolve(_ask_booking)]) -> str:
         """Asks with `Resolve(Elicit…)`: input requests in 2026, a request mid-call before."""
         if answer.action == "accept":

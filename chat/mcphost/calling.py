@@ -223,9 +223,14 @@ def _round_run(call: McpCall, server: McpServer, responses: types.InputResponses
 
 
 def _round_failed(call: McpCall, server: McpServer, exc: client.McpHostError) -> None:
-    if exc.code == client.MCP_PROTOCOL_ERROR and "back-channel" in exc.message:
-        # The tool asks the pre-2026 way (a request mid-call): speak 2025-11-25 to it.
-        logger.warning("MCP server %s asks over a back-channel; using 2025-11-25", server.name)
+    if client.needs_back_channel(exc):
+        # The tool asks the pre-2026 way (a request mid-call): speak 2025-11-25 to it,
+        # now and from now on (its health row remembers).
+        logger.info(
+            "MCP server %s: tool %s asks over a back-channel; its calls use 2025-11-25",
+            server.name,
+            call.tool,
+        )
         health.mark_legacy_only(server.pk)
         _hand_to_host(call)
         return
@@ -271,12 +276,13 @@ def _input_required(
     )
 
 
-def _card(call: McpCall, key: str, params: Any) -> int | str:
-    """Open the card for one input request: its id, or "decline" when it was refused
-    (a secret field, an unsupported schema, a limit: the card says why)."""
+def _card(call: McpCall, key: str, params: Any) -> int | dict[str, str]:
+    """Open the card for one input request: its id, or why it was refused (a link that
+    can't be opened safely, a secret field, an unsupported schema, a limit: the card
+    says why; the server hears it — `refused_response`)."""
     services = elicit.backend()
     if services is None:
-        return "decline"
+        return {"code": "elicitation_unsupported", "message": "This chat can't show questions."}
     try:
         row = services.elicitation_open(
             **elicit.open_arguments(
@@ -290,9 +296,27 @@ def _card(call: McpCall, key: str, params: Any) -> int | str:
             input_key=key,
             resumes_run=True,
         )
-    except services.ElicitationRefused:
-        return "decline"
+    except services.ElicitationRefused as refused:
+        return {"code": refused.code, "message": str(refused.message)}
     return int(row.pk)
+
+
+# Where a refused input request's response says why (its `_meta`).
+REFUSED_META_KEY = "io.questionnaires/refused"
+
+
+def refused_response(refusal: object) -> types.ElicitResult:
+    """What a 2026 server hears for an input request the chat refused to show: `cancel`
+    (the person did nothing — never `decline`, which is the person's own no), with the
+    refusal's code and reason in `_meta` (the card shows the same reason)."""
+    why = refusal if isinstance(refusal, dict) else {}
+    meta = {
+        REFUSED_META_KEY: {
+            "code": str(why.get("code") or "elicitation_refused"),
+            "message": str(why.get("message") or "The chat refused to show this request."),
+        }
+    }
+    return types.ElicitResult(action="cancel", _meta=meta)
 
 
 def _responses(call: McpCall) -> types.InputResponses | None:
@@ -306,8 +330,8 @@ def _responses(call: McpCall) -> types.InputResponses | None:
             responses[key] = types.ListRootsResult.model_validate(entry["response"])
             continue
         card = entry.get("card")
-        if not isinstance(card, int):  # refused: the server hears "decline"
-            responses[key] = types.ElicitResult(action="decline")
+        if not isinstance(card, int):  # refused: the person was never asked
+            responses[key] = refused_response(card)
             continue
         outcome = settled.get(card)
         if outcome is None:

@@ -304,6 +304,12 @@ def _error(endpoint: Endpoint, exc: BaseException) -> McpHostError:
     )
 
 
+def needs_back_channel(error: McpHostError) -> bool:
+    """Did a 2026-07-28 call fail because its tool asked mid-call (`ctx.elicit` on a
+    server that speaks both revisions: the SDK's NoBackChannelError, -32600)?"""
+    return error.code == MCP_PROTOCOL_ERROR and "no back-channel" in error.message
+
+
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion from synchronous code.
 
@@ -340,7 +346,8 @@ async def operate(
                 return await work(client)
     except (Exception, BaseExceptionGroup) as exc:
         error = _error(endpoint, exc)
-        logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
+        if not needs_back_channel(error):  # expected: the caller switches and says so
+            logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
         raise error from exc
 
 

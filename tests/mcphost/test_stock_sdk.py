@@ -5,6 +5,8 @@ person's answer through its view, the tool result the model gets."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from chat.mcphost import health
@@ -52,8 +54,12 @@ def test_the_next_call_goes_straight_to_the_revision_that_asks(
     assert answer(client_in, row, "accept", size="2").status_code == 302
     finished(second)
     assert text_of(tool_result(second)) == "booked 2 indoor"
-    switched = [r for r in caplog.records if "back-channel" in r.getMessage()]
-    assert len({r.getMessage() for r in switched}) == 2  # the first call's error and switch
+    switched = [r.getMessage() for r in caplog.records if "back-channel" in r.getMessage()]
+    # one line, for the first call only; no warning, no traceback: it is expected
+    assert switched == [
+        "MCP server srv: tool book asks over a back-channel; its calls use 2025-11-25"
+    ]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert [c.revision for c in McpCall.objects.order_by("id")] == ["2025-11-25"] * 2
 
 
@@ -121,3 +127,30 @@ def test_a_url_required_link_stays_open_with_its_open_button(
     assert 'content="0;url=https://example.test/authorize"' in opened.content.decode()
     row.refresh_from_db()
     assert row.status == "completed"  # nobody waits on it: opening it is the step
+
+
+# --- issue 33 item 6: a link the chat refuses is not the person's decline ---------------
+
+
+def test_a_refused_plain_http_link_is_no_decline_in_2026(run_tool, stock_url, client_in):
+    conversation = run_tool("plain_link", stock_url)
+    finished(conversation)
+    row = Elicitation.objects.get(conversation=conversation)
+    assert (row.status, row.refused_code) == ("refused", "elicitation_url_invalid")
+    text = text_of(tool_result(conversation))
+    assert text.startswith("plain link: cancel ")  # the person did nothing
+    assert "elicitation_url_invalid" in text  # and the server hears why
+    html = page(client_in, conversation)
+    assert "only https links are opened" in html  # the card says why
+    assert 'target="_blank"' not in html  # and offers no Open
+
+
+def test_a_refused_plain_http_link_is_an_error_in_2025(run_tool, stock_url, client_in):
+    conversation = run_tool("plain_login", stock_url)
+    finished(conversation)
+    row = Elicitation.objects.get(conversation=conversation)
+    assert (row.status, row.refused_code) == ("refused", "elicitation_url_invalid")
+    result = tool_result(conversation)
+    assert result["success"] is False  # -32602 from the chat: the tool did not hear "decline"
+    assert "only https links are opened" in result["message"]
+    assert "only https links are opened" in page(client_in, conversation)

@@ -160,7 +160,7 @@ def test_a_round_with_more_questions_than_a_call_may_ask(run_tool, modern_url, c
         assert answer(client_in, card, "accept", size="1").status_code == 302
     finished(conversation)
     text = tool_result(conversation)["content"][0]["text"]
-    assert text == "answers: accept,accept,accept,decline"
+    assert text == "answers: accept,accept,accept,cancel"  # the 4th was never shown
 
 
 def test_the_per_user_limit_refuses_a_card_visibly_and_loses_nothing(
@@ -173,7 +173,7 @@ def test_the_per_user_limit_refuses_a_card_visibly_and_loses_nothing(
     finished(second)
     refused = Elicitation.objects.get(conversation=second)
     assert (refused.status, refused.refused_code) == ("refused", "wait_limit_user")
-    assert tool_result(second)["content"][0]["text"] == "not booked: decline"
+    assert tool_result(second)["content"][0]["text"] == "not booked: cancel"
     assert Elicitation.objects.get(conversation=first).status == "pending"
 
 
