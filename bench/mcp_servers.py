@@ -252,6 +252,20 @@ def make_stock_server() -> MCPServer:
         return f"plain login: {answer.action}"
 
     @server.tool()
+    async def confirm(ctx: Context) -> str | types.InputRequiredResult:
+        """Asks with an `InputRequiredResult` it builds itself (2026-07-28 only)."""
+        answer = (ctx.input_responses or {}).get("ok")
+        if answer is None:
+            form = types.ElicitRequestFormParams(
+                message="Go ahead?",
+                requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            )
+            return types.InputRequiredResult(
+                input_requests={"ok": types.ElicitRequest(params=form)}
+            )
+        return f"confirm: {getattr(answer, 'action', '?')} {getattr(answer, 'content', None)}"
+
+    @server.tool()
     async def plain_link(ctx: Context) -> str | types.InputRequiredResult:
         """A 2026 input request for a plain-http URL; returns what it heard, `_meta` too."""
         answer = (ctx.input_responses or {}).get("link")

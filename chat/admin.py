@@ -428,7 +428,7 @@ class McpServerAdmin(admin.ModelAdmin):
     ) -> None:
         super().save_model(request, obj, form, change)
         if change and "url" in form.changed_data:  # another server: learn its revision anew
-            McpServerState.objects.filter(server_id=obj.pk).update(revision="", legacy_only=False)
+            McpServerState.objects.filter(server_id=obj.pk).update(revision="", legacy_tools=[])
 
     # Not `health`: that name is the server's reverse one-to-one (McpServerState), which
     # admin would show in this method's place.
@@ -442,8 +442,9 @@ class McpServerAdmin(admin.ModelAdmin):
             f"{_('protocol revision')}: {state.revision or '?'}",
             f"{_('last success at')}: {state.last_success_at or '—'}",
         ]
-        if state.legacy_only:
-            parts.append(str(_("its tools ask mid-call: called in 2025-11-25")))
+        if state.legacy_tools:
+            tools = ", ".join(str(t) for t in state.legacy_tools)
+            parts.append(str(_("tools that ask mid-call, called in 2025-11-25: %s")) % tools)
         if state.last_error:
             parts.append(f"{_('last error')}: {state.last_error} ({state.last_error_at})")
         if state.open_until and state.open_until > timezone.now():

@@ -109,7 +109,7 @@ def _call_execute(
             if responses is None:
                 raise ToolSuspended(f"{call}: cards still open")
             _round_run(call, server, responses)
-        elif _speaks_legacy(server):
+        elif _speaks_legacy(server, call.tool):
             _hand_to_host(call)
         else:
             _round_run(call, server, None)
@@ -167,9 +167,11 @@ def _effect_unknown(call: McpCall) -> str:
     )
 
 
-def _speaks_legacy(server: McpServer) -> bool:
-    revision, legacy_only = health.known_revision(server.pk)
-    return legacy_only or (bool(revision) and not client.is_modern(revision))
+def _speaks_legacy(server: McpServer, tool: str) -> bool:
+    """Is this call made in 2025-11-25: the server speaks only that, or speaks both and
+    this tool asks over a back-channel (remembered on the server's health row)?"""
+    revision, asks_mid_call = health.known_revision(server.pk, tool)
+    return asks_mid_call or (bool(revision) and not client.is_modern(revision))
 
 
 def _save(call: McpCall, **fields: Any) -> None:
@@ -224,14 +226,14 @@ def _round_run(call: McpCall, server: McpServer, responses: types.InputResponses
 
 def _round_failed(call: McpCall, server: McpServer, exc: client.McpHostError) -> None:
     if client.needs_back_channel(exc):
-        # The tool asks the pre-2026 way (a request mid-call): speak 2025-11-25 to it,
-        # now and from now on (its health row remembers).
+        # The tool asks the pre-2026 way (a request mid-call): call it in 2025-11-25,
+        # now and from now on (the server's health row remembers the tool).
         logger.info(
             "MCP server %s: tool %s asks over a back-channel; its calls use 2025-11-25",
             server.name,
             call.tool,
         )
-        health.mark_legacy_only(server.pk)
+        health.mark_needs_back_channel(server.pk, call.tool)
         _hand_to_host(call)
         return
     if exc.code in OUTAGES:

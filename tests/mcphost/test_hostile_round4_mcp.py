@@ -1,9 +1,9 @@
 """Issue 34 item 7 (hostile input, round 4): the revision switch the README promises —
 "a server spoken to in 2026-07-28 whose tool asks the old way is detected on that call:
 it is spoken to in 2025-11-25 through the host from then on, and the call is made again
-there" — happens for a stock dual-revision SDK server, holds for every way its tools ask
-afterwards, and can't be turned into a loop by a server that claims it needs a
-back-channel whatever revision it is spoken to in."""
+there" — happens for a stock dual-revision SDK server, is remembered per tool so every
+other way its tools ask keeps working, and can't be turned into a loop by a server that
+claims it needs a back-channel whatever revision it is spoken to in."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_the_promised_switch_happens_for_a_dual_revision_server(run_tool, stock_
     assert text_of(tool_result(conversation)) == "booked 6 indoor"
     (call,) = McpCall.objects.all()
     assert (call.revision, call.state) == ("2025-11-25", "done")
-    assert McpServerState.objects.get().legacy_only
+    assert McpServerState.objects.get().legacy_tools == ["book"]
 
 
 def test_after_the_switch_every_way_of_asking_still_reaches_the_person(
@@ -36,20 +36,29 @@ def test_after_the_switch_every_way_of_asking_still_reaches_the_person(
     first = run_tool("book", stock_url)
     assert answer(client_in, pending(first), "cancel").status_code == 302
     finished(first)
-    # Resolve(Elicit…) asks mid-call in 2025-11-25: the switched server still asks
+    # Resolve(Elicit…) of the same server still asks in 2026-07-28 rounds
     second = run_tool("reserve", stock_url)
     row = pending(second)
-    assert row.session_ref and not row.input_key  # asked over the host's session
+    assert row.input_key and not row.session_ref  # an input request, no session held
     assert answer(client_in, row, "accept", size="2", seating="outdoor").status_code == 302
     finished(second)
     assert text_of(tool_result(second)) == "reserved 2 outdoor"
-    # and ctx.elicit_url
+    # ctx.elicit_url: switched on its own first call
     third = run_tool("login", stock_url)
     link = pending(third)
-    assert link.mode == "url"
+    assert link.mode == "url" and link.session_ref
     assert answer(client_in, link, "decline").status_code == 302
     finished(third)
     assert text_of(tool_result(third)) == "login: decline"
+    # and a tool that builds its own InputRequiredResult, which only 2026-07-28 carries:
+    # the switch is remembered per tool, not for the whole server
+    fourth = run_tool("confirm", stock_url)
+    row = pending(fourth)
+    assert row.input_key == "ok"
+    assert answer(client_in, row, "accept", ok="true").status_code == 302
+    finished(fourth)
+    assert text_of(tool_result(fourth)) == "confirm: accept {'ok': True}"
+    assert McpServerState.objects.get().legacy_tools == ["book", "login"]
 
 
 def _liar() -> MCPServer:

@@ -221,10 +221,12 @@ def test_admin_shows_the_remembered_revision_and_a_new_url_forgets_it(admin_clie
 
     server = McpServer.objects.create(name="s", url="http://x/mcp", agents=["scripted"])
     health.record_success(server.pk, "2026-07-28")
-    health.mark_legacy_only(server.pk)
+    health.mark_needs_back_channel(server.pk, "book")
+    health.mark_needs_back_channel(server.pk, "login")
+    health.mark_needs_back_channel(server.pk, "book")
     change = f"/admin/chat/mcpserver/{server.pk}/change/"
     html = admin_client.get(change).text
-    assert "its tools ask mid-call: called in 2025-11-25" in html
+    assert "tools that ask mid-call, called in 2025-11-25: book, login" in html
     form = {
         "name": "s",
         "url": "http://y/mcp",
@@ -235,4 +237,4 @@ def test_admin_shows_the_remembered_revision_and_a_new_url_forgets_it(admin_clie
     }
     assert admin_client.post(change, form).status_code == 302
     state = McpServerState.objects.get(server=server)
-    assert (state.revision, state.legacy_only) == ("", False)
+    assert (state.revision, state.legacy_tools) == ("", [])

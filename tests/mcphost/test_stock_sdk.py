@@ -38,7 +38,7 @@ def test_ctx_elicit_on_a_dual_revision_server_asks_the_person(run_tool, stock_ur
     (call,) = McpCall.objects.all()
     assert call.revision == "2025-11-25"  # the host spoke the revision asks work in
     state = McpServerState.objects.get()
-    assert state.legacy_only  # remembered for the server's next calls
+    assert state.legacy_tools == ["book"]  # remembered for the tool's next calls
 
 
 def test_the_next_call_goes_straight_to_the_revision_that_asks(
@@ -108,7 +108,7 @@ def test_a_url_required_link_stays_open_with_its_open_button(
     after it appeared, through the session host: "stopped waiting", no Open button)."""
     if revision == "2025-11-25":  # the server's health says its tools ask the old way
         server = McpServer.objects.create(name="srv", url=stock_url, agents=["scripted"])
-        health.mark_legacy_only(server.pk)
+        health.mark_needs_back_channel(server.pk, "authorize")
     conversation = run_tool("authorize", stock_url)
     finished(conversation)
     result = tool_result(conversation)
