@@ -4,19 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0014_question_budget'),
+        ("chat", "0014_question_budget"),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name='mcpserverstate',
-            name='legacy_only',
+            model_name="mcpserverstate",
+            name="legacy_only",
         ),
         migrations.AddField(
-            model_name='mcpserverstate',
-            name='legacy_tools',
+            model_name="mcpserverstate",
+            name="legacy_tools",
             field=models.JSONField(blank=True, default=list),
         ),
     ]
