@@ -1,0 +1,177 @@
+"""Hostile input, round 4 (issue 34 items 1, 4 and 5): a lexer never runs a lexer named
+in the text, non-finite JSON numbers are a 400, `format: email` is checked in linear time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments.lexer import Lexer
+from pygments.lexers import get_all_lexers
+
+from bench.lexer_fuzz import NESTINGS
+from chat.highlight import bounded_lexer, charged_costs, lexer_costs
+from chat.lexers import ResolvesLexer, reached_lexers
+from chat.rendering import markdown_to_html
+
+# --- 1. highlighting never runs a lexer the text names -------------------------------------
+
+
+class LexerRan(BaseException):
+    """A lexer outside the ones a block is charged for was started (a BaseException, so
+    no `except Exception` on the way can hide it)."""
+
+
+@contextmanager
+def lexers_started(
+    monkeypatch: pytest.MonkeyPatch, allowed: Callable[[type[Lexer]], bool] = lambda _: True
+) -> Iterator[list[type[Lexer]]]:
+    """Every lexer class instantiated inside the block (by Pygments' lookups, `using`,
+    a delegating lexer…); raises `LexerRan` at once for one ``allowed`` refuses, so the
+    unfixed code fails without lexing a cubic lexer for seconds."""
+    started: list[type[Lexer]] = []
+    original = Lexer.__init__
+
+    def spy(self: Lexer, **options: object) -> None:
+        started.append(type(self))
+        if not allowed(type(self)):
+            raise LexerRan(type(self).__name__)
+        original(self, **options)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Lexer, "__init__", spy)
+        yield started
+
+
+def _charged_for(lang: str) -> Callable[[type[Lexer]], bool]:
+    """The lexer a fence in ``lang`` is highlighted with, and those it is charged for."""
+    lexer = bounded_lexer(lang)
+    assert lexer is not None, f"{lang} should be highlighted"
+    charged = {type(lexer), *reached_lexers(type(lexer))}
+    return lambda cls: cls in charged
+
+
+def _postgres_block(size: int, language: str) -> str:
+    opener = "CREATE FUNCTION f() RETURNS void AS $$\nx"
+    closer = f"\n$$ LANGUAGE {language};\n"
+    return opener + " " * (size - len(opener) - len(closer)) + closer
+
+
+def test_a_postgresql_block_never_runs_the_language_its_body_names(monkeypatch):
+    """Issue 34: 1,278 characters of ```postgresql with a `LANGUAGE systemd` body cost
+    4.9 s of CPU (systemd's lexer is cubic on "x" and spaces)."""
+    code = _postgres_block(1_278, "systemd")
+    assert len(code) == 1_278
+    with lexers_started(monkeypatch, _charged_for("postgresql")) as started:
+        html = markdown_to_html(f"```postgresql\n{code}```\n")
+    assert '<span class="k">CREATE</span>' in html  # still highlighted
+    assert '<span class="s">x    ' in html  # the body is a string
+    assert "SystemdLexer" not in {cls.__name__ for cls in started}
+
+
+def test_postgres_still_highlights_its_own_dialects_in_a_body(monkeypatch):
+    code = "CREATE FUNCTION f() RETURNS int AS $$ BEGIN RETURN 1; END $$ LANGUAGE plpgsql;\n"
+    with lexers_started(monkeypatch, _charged_for("postgresql")) as started:
+        html = markdown_to_html(f"```postgresql\n{code}```\n")
+    assert '<span class="k">RETURN</span>' in html
+    assert {cls.__name__ for cls in started} >= {"BoundedPlPgsqlLexer"}
+
+
+def test_a_markdown_block_never_runs_the_language_of_a_nested_fence(monkeypatch):
+    """Issue 34: a ````md block with a nested systemd fence, 10 s of CPU at 1,500
+    characters."""
+    code = "```systemd\nx" + " " * 1_480 + "\n```\n"
+    with lexers_started(monkeypatch, _charged_for("md")) as started:
+        html = markdown_to_html(f"````md\n{code}````\n")
+    assert '<span class="sb">```systemd</span>' in html  # the fence is highlighted
+    assert '<span class="s">x   ' in html  # its content is a string
+    assert {cls.__name__ for cls in started} <= {"BoundedMarkdownLexer"}  # nothing nested
+
+
+@pytest.mark.parametrize(
+    "lang",
+    ["postgresql", "psql", "plpgsql", "md", "tid", "arturo", "notmuch", "rst"]
+    + ["http", "mime", "email", "wikitext"],
+)
+def test_a_lexer_that_looks_another_up_from_the_text_is_never_highlighted_with(lang):
+    """Each lexer the issue names (and the others found in Pygments' source) is either
+    plain code or a variant that names no lexer from the text."""
+    lexer = bounded_lexer(lang)
+    if lexer is not None:
+        reached = reached_lexers(type(lexer))  # raises ResolvesLexer for a lookup
+        assert {cls.__name__ for cls in reached} <= set(lexer_costs())
+
+
+def test_the_static_reading_finds_lookups_and_fixed_inner_lexers():
+    from pygments.lexers.html import HtmlLexer
+    from pygments.lexers.markup import MarkdownLexer
+    from pygments.lexers.sql import PostgresLexer
+    from pygments.lexers.textfmts import NotmuchLexer
+
+    for delegating in (PostgresLexer, MarkdownLexer, NotmuchLexer):
+        with pytest.raises(ResolvesLexer):
+            reached_lexers(delegating)
+    html = {cls.__name__ for cls in reached_lexers(HtmlLexer)}
+    assert {"JavascriptLexer", "CssLexer"} <= html
+    # charged the sum of the curves: HTML's own and JavaScript's, CSS's
+    costs = lexer_costs()
+    charged = charged_costs(HtmlLexer)
+    assert charged is not None
+    assert charged[0] >= costs["HtmlLexer"][0] + costs["JavascriptLexer"][0] + costs["CssLexer"][0]
+
+
+def _every_alias() -> list[str]:
+    return sorted(
+        {alias for _name, aliases, _files, _mimes in get_all_lexers() for alias in aliases}
+    )
+
+
+def test_no_highlighted_lexer_can_reach_an_unbounded_one():
+    """The property over the whole table: every lexer a fence may be highlighted with
+    names no lookup, and every lexer it can run, however nested, has a measured curve."""
+    costs = lexer_costs()
+    highlighted = 0
+    for alias in _every_alias():
+        lexer = bounded_lexer(alias)
+        if lexer is None:
+            continue
+        highlighted += 1
+        reached = reached_lexers(type(lexer))
+        unmeasured = {cls.__name__ for cls in reached} - set(costs)
+        assert not unmeasured, f"{alias} can run {sorted(unmeasured)}"
+    assert highlighted > 400  # most languages still are
+
+
+_INNER_ALIASES = _every_alias()
+_MIMETYPES = sorted({mime for *_rest, mimes in get_all_lexers() for mime in mimes})
+_OUTER = sorted(
+    alias
+    for alias in [*NESTINGS, "html", "php", "erb", "rhtml", "jsp", "xml+django", "mako"]
+    if bounded_lexer(alias) is not None
+)
+
+
+@settings(max_examples=150)
+@given(
+    outer=st.sampled_from(_OUTER),
+    inner=st.sampled_from(_INNER_ALIASES),
+    mime=st.sampled_from(_MIMETYPES),
+    body=st.text(alphabet="x $;{}<>\n\"'#/*", max_size=40),
+)
+def test_lexing_starts_only_the_lexers_a_block_is_charged_for(outer, inner, mime, body):
+    """At run time, for text that names any lexer in every way the outer lexer's syntax
+    allows, the lexers started are the outer one and those `reached_lexers` found (the
+    static reading misses nothing)."""
+    opener, closer = NESTINGS.get(outer, ("<script>", "</script>"))
+    text = opener.format(lang=inner, mime=mime) + body + closer.format(lang=inner, mime=mime)
+    lexer = bounded_lexer(outer)
+    assert lexer is not None
+    charged = {type(lexer), *reached_lexers(type(lexer))}
+    with (
+        pytest.MonkeyPatch.context() as monkeypatch,
+        lexers_started(monkeypatch, charged.__contains__),
+    ):
+        list(lexer.get_tokens(text))
