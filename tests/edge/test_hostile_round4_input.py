@@ -175,3 +175,96 @@ def test_lexing_starts_only_the_lexers_a_block_is_charged_for(outer, inner, mime
         lexers_started(monkeypatch, charged.__contains__),
     ):
         list(lexer.get_tokens(text))
+
+
+# --- 4. non-finite JSON numbers are not JSON -----------------------------------------------
+
+NON_FINITE = ["NaN", "-Infinity", "Infinity", "1e999", "-1e999"]
+
+
+def _post_raw(client, api_token, path: str, body: str):
+    return client.generic(
+        "POST",
+        path,
+        body.encode(),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {api_token}"},
+    )
+
+
+def _tool_call_message(extra: str) -> str:
+    return (
+        '{"role": "assistant", "content": "Let me look.", "tool_calls": [{"id": "call_1", '
+        '"type": "function", "function": {"name": "lookup", "arguments": "{}"}, ' + extra + "}]}"
+    )
+
+
+def _refuses_non_finite_numbers(client, api_token, user) -> None:
+    from chat.core.models import Message
+    from chat.core.services import conversation_create
+
+    conversation = conversation_create(owner=user, agent="external")
+    path = f"/api/v1/conversations/{conversation.pk}/messages"
+    for number in NON_FINITE:
+        for body in (
+            _tool_call_message(f'"x_score": {number}'),  # the issue's: an unknown key
+            _tool_call_message(f'"x": {{"deep": [1, {number}]}}'),
+            '{"role": "user", "content": "hi", "unknown": ' + number + "}",
+        ):
+            response = _post_raw(client, api_token, path, body)
+            assert response.status_code == 400, (body, response.content[:300])
+            payload = response.json()
+            assert payload["error"] == "invalid_json"
+            assert "finite" in payload["message"]
+    created = _post_raw(client, api_token, "/api/v1/conversations/", '{"title": "t", "x": NaN}')
+    assert created.status_code == 400 and created.json()["error"] == "invalid_json"
+    assert not Message.objects.filter(conversation=conversation).exists()
+
+
+def _stores_known_tool_call_keys_only(client, api_token, user) -> None:
+    from chat.core.models import Message
+    from chat.core.services import conversation_create
+
+    conversation = conversation_create(owner=user, agent="external")
+    path = f"/api/v1/conversations/{conversation.pk}/messages"
+    body = _tool_call_message('"x_score": 1e300, "x_note": {"a": [1, 2]}')
+    body = body.replace('"arguments": "{}"', '"arguments": "{}", "x_inner": 1.5')
+    response = _post_raw(client, api_token, path, body)
+    assert response.status_code == 201, response.content[:300]
+    stored = Message.objects.get(pk=response.json()["id"])
+    expected = [
+        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    ]
+    assert stored.tool_calls == expected
+    listed = client.get(path, headers={"Authorization": f"Bearer {api_token}"}).json()
+    assert listed["messages"][-1]["tool_calls"] == expected
+
+
+@pytest.mark.django_db
+def test_non_finite_numbers_anywhere_in_a_body_are_invalid_json(client, api_token, user):
+    """Issue 34: `NaN`, `-Infinity`, `1e999` in an unknown key of a tool call were a 500
+    (PostgreSQL's jsonb and SQLite's JSON refuse them); now 400 `invalid_json` and
+    nothing is stored, wherever in the body they are."""
+    _refuses_non_finite_numbers(client, api_token, user)
+
+
+@pytest.mark.django_db
+def test_a_tool_call_is_stored_with_its_known_keys_only(client, api_token, user):
+    _stores_known_tool_call_keys_only(client, api_token, user)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_non_finite_numbers_and_unknown_keys_on_postgresql(postgres_only, client, api_token, user):
+    """The same on PostgreSQL, where the 500 came from jsonb refusing the value."""
+    _refuses_non_finite_numbers(client, api_token, user)
+    _stores_known_tool_call_keys_only(client, api_token, user)
+
+
+def test_the_request_parser_is_strict_json():
+    from chat.edge.http import NonFiniteNumber, parse_json
+
+    assert parse_json('{"a": [1, 2.5, -0.0, 1e300, "NaN"]}') == {"a": [1, 2.5, -0.0, 1e300, "NaN"]}
+    for number in NON_FINITE:
+        with pytest.raises(NonFiniteNumber):
+            parse_json(f'{{"a": {number}}}')
