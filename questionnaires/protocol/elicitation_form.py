@@ -6,10 +6,10 @@ Pure (standard library only).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from .elicitation_guards import format_matches
 from .elicitation_schema import (
     MAX_OPTIONS,
     MAX_TEXT,
@@ -88,9 +88,9 @@ def _typed(
         return True, number, None
     if text == "":
         return False, None, None
-    if spec.format == "date-time" and re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", text):
+    if spec.format == "date-time" and format_matches("local-minutes", text):
         text += ":00" + offset
-    elif spec.format == "date-time" and re.fullmatch(r"\d{4}-\d{2}-\d{2}T[\d:.]{8,}", text):
+    elif spec.format == "date-time" and format_matches("local-seconds", text):
         text += offset
     return True, text, None
 

@@ -268,3 +268,61 @@ def test_the_request_parser_is_strict_json():
     for number in NON_FINITE:
         with pytest.raises(NonFiniteNumber):
             parse_json(f'{{"a": {number}}}')
+
+
+# --- 5. `format` checks run in linear time ------------------------------------------------
+
+
+def _cpu_seconds(check: Callable[[], object]) -> float:
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        check()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("fmt", "crafted"),
+    [
+        ("email", lambda n: "a@" + "." * (n - 3) + "@"),  # every dot a place to backtrack to
+        ("email", lambda n: "a@" + "b." * ((n - 3) // 2) + "@"),
+        ("uri", lambda n: "a" + "+" * (n - 2) + " "),
+        ("date-time", lambda n: "2024-01-01T00:00:00." + "0" * (n - 21) + "x"),
+    ],
+)
+def test_a_format_check_stays_linear_on_a_crafted_value(monkeypatch, fmt, crafted):
+    """Issue 34: `format: email` ran Python's `re` on what a person typed, ~0.7 s for a
+    crafted value. The check runs in RE2 (`format_matches`), and four times the text
+    costs about four times as much, not sixteen (CPU time, best of three, with slack
+    for a busy machine: Python's `re` took 0.04 s → 0.7 s here)."""
+    from questionnaires.protocol import elicitation_schema
+    from questionnaires.protocol.elicitation_schema import MAX_TEXT, FieldSpec, validate_value
+
+    spec = FieldSpec(name="f", kind="string", title="F", format=fmt)
+    checked: list[str] = []
+    real = elicitation_schema.format_matches
+
+    def spy(name: str, value: str) -> bool:
+        checked.append(name)
+        return real(name, value)
+
+    monkeypatch.setattr(elicitation_schema, "format_matches", spy)
+    small, large = crafted(MAX_TEXT // 4), crafted(MAX_TEXT)
+    assert len(large) <= MAX_TEXT
+    assert validate_value(spec, large)[0].code == f"invalid_{fmt.replace('-', '')}"
+    assert checked == [fmt]  # the RE2 check, not a Python pattern
+    t_small = _cpu_seconds(lambda: validate_value(spec, small))
+    t_large = _cpu_seconds(lambda: validate_value(spec, large))
+    assert t_large < 8 * t_small + 0.02, (t_small, t_large)
+
+
+def test_the_format_shapes_are_re2_patterns():
+    import re2
+
+    from questionnaires.protocol.elicitation_guards import FORMAT_PATTERNS, _compiled
+
+    for pattern in FORMAT_PATTERNS.values():
+        assert isinstance(_compiled(pattern), re2._Regexp)
