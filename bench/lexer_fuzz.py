@@ -307,6 +307,8 @@ def nested_worst() -> tuple[float, str, list[tuple[float, str]]]:
         from chat.rendering import markdown_to_html
 
         signal.signal(signal.SIGALRM, _on_alarm)
+        for outer in NESTINGS:  # warm up: imports, the renderer, each lexer's tokens
+            markdown_to_html(f"```{outer}\nx\n```\n")
         timings = [
             (_time(markdown_to_html, text, 1, NESTED_TIMEOUT), name)
             for name, text in nested_messages().items()

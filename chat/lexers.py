@@ -28,23 +28,27 @@ import contextlib
 import dis
 import functools
 import importlib
-import inspect
 import re
 import types
 from collections.abc import Callable, Iterator, Mapping
 
 import pygments.lexer
-from pygments.lexer import Lexer, RegexLexer
+from pygments.lexer import DelegatingLexer, Lexer, RegexLexer, bygroups, using
 from pygments.lexers.c_cpp import CLexer, CppLexer
 from pygments.lexers.c_like import ArduinoLexer, CudaLexer
 from pygments.lexers.dotnet import CSharpLexer
 from pygments.lexers.jvm import JavaLexer, ScalaLexer
 from pygments.lexers.markup import MarkdownLexer
 from pygments.lexers.objective import ObjectiveCLexer, ObjectiveCppLexer
-from pygments.lexers.python import PythonLexer
+from pygments.lexers.python import (
+    PythonConsoleLexer,
+    PythonLexer,
+    PythonTracebackLexer,
+    _PythonConsoleLexerBase,
+)
 from pygments.lexers.sql import PlPgsqlLexer, PostgresLexer
 from pygments.lexers.textfmts import HttpLexer
-from pygments.token import String, Text, Whitespace, _TokenType
+from pygments.token import Other, String, Text, Whitespace, _TokenType
 
 # C family (CLexer, CppLexer): the leading whitespace before a `#` directive stays on its
 # line (blank lines are the `\n` rule's), and the function rules' parts can't share
@@ -259,6 +263,92 @@ def _c_family(base: type[RegexLexer]) -> type[RegexLexer]:
     return _bounded(base, _rewritten(base.get_tokendefs(), _c_family_fixes(base)))
 
 
+BoundedPythonLexer = _bounded(PythonLexer, _rewritten(PythonLexer.get_tokendefs(), _PYTHON_FIXES))
+
+
+# Lexers that run an original whose bounded variant is above (a traceback's code lines, a
+# console session's input are Python): the same lexer, running the variant.
+
+
+def _callbacks_running(
+    states: TokenRules, variants: Mapping[type[Lexer], type[Lexer]]
+) -> dict[Callable[..., object], Callable[..., object]]:
+    """The rules' `using(Original)` callbacks (alone or in `bygroups`) → the same with
+    the original's variant."""
+
+    def swapped(action: object) -> object:
+        name = getattr(action, "__qualname__", "")
+        cells = dict(
+            zip(
+                getattr(getattr(action, "__code__", None), "co_freevars", ()),
+                (c.cell_contents for c in getattr(action, "__closure__", None) or ()),
+                strict=True,
+            )
+        )
+        if name == "using.<locals>.callback" and cells.get("_other") in variants:
+            kwargs = dict(cells["kwargs"])
+            if "stack" in cells["gt_kwargs"]:
+                kwargs["state"] = cells["gt_kwargs"]["stack"]
+            return using(variants[cells["_other"]], **kwargs)
+        if name == "bygroups.<locals>.callback":
+            args = [swapped(arg) for arg in cells["args"]]
+            if args != list(cells["args"]):
+                return bygroups(*args)
+        return action
+
+    found: dict[Callable[..., object], Callable[..., object]] = {}
+    for rules in states.values():
+        for rule in rules:
+            if isinstance(rule, tuple) and len(rule) > 1 and callable(rule[1]):
+                new = swapped(rule[1])
+                if new is not rule[1] and callable(new):
+                    found[rule[1]] = new
+    if not found:
+        raise LookupError("no rule runs one of " + ", ".join(v.__name__ for v in variants))
+    return found
+
+
+_PYTB_TOKENS = PythonTracebackLexer.get_tokendefs()
+BoundedPythonTracebackLexer = _bounded(
+    PythonTracebackLexer,
+    _rewritten(
+        _PYTB_TOKENS, {}, _callbacks_running(_PYTB_TOKENS, {PythonLexer: BoundedPythonLexer})
+    ),
+    "its code lines in the bounded Python lexer",
+)
+
+
+class _BoundedPythonConsoleCode(DelegatingLexer):  # type: ignore[misc]  # Pygments is untyped
+    """A Python console session's input (PythonConsoleLexer's inner lexer), in the
+    bounded Python lexer."""
+
+    def __init__(self, **options: object) -> None:
+        DelegatingLexer.__init__(
+            self, BoundedPythonLexer, _PythonConsoleLexerBase, Other.Code, **options
+        )
+
+
+def _python_console(lexer: Lexer, **options: object) -> None:
+    """PythonConsoleLexer's Python 3 lexers, bounded."""
+    DelegatingLexer.__init__(
+        lexer, BoundedPythonTracebackLexer, _BoundedPythonConsoleCode, Other.Traceback, **options
+    )
+
+
+BoundedPythonConsoleLexer = type(
+    "BoundedPythonConsoleLexer",
+    (PythonConsoleLexer,),
+    {
+        "__doc__": "PythonConsoleLexer with its Python and traceback lexers bounded.",
+        "__module__": __name__,
+        "name": f"{PythonConsoleLexer.name} (bounded)",
+        "aliases": [],
+        "filenames": [],
+        "__init__": _python_console,
+    },
+)
+
+
 LOOKUP_FREE: dict[str, type[RegexLexer]] = {
     "PostgresLexer": BoundedPostgresLexer,
     "PlPgsqlLexer": BoundedPlPgsqlLexer,
@@ -275,15 +365,17 @@ LOOKUP_FREE: dict[str, type[RegexLexer]] = {
 """Lexers that run a lexer named in the text → a variant that doesn't (their other
 rules are the original's, and so is their cost curve)."""
 
-BOUNDED: dict[str, type[RegexLexer]] = {
+BOUNDED: dict[str, type[Lexer]] = {
     **{
         lexer.__name__: _c_family(lexer)
         for lexer in (CLexer, CppLexer, ObjectiveCLexer, ObjectiveCppLexer, ArduinoLexer, CudaLexer)
     },
     "CSharpLexer": _bounded(CSharpLexer, _C_SHARP_TOKENS),
-    "PythonLexer": _bounded(PythonLexer, _rewritten(PythonLexer.get_tokendefs(), _PYTHON_FIXES)),
+    "PythonLexer": BoundedPythonLexer,
     "ScalaLexer": _bounded(ScalaLexer, _rewritten(ScalaLexer.get_tokendefs(), _SCALA_FIXES)),
     "JavaLexer": _bounded(JavaLexer, _rewritten(JavaLexer.get_tokendefs(), _JAVA_FIXES)),
+    "PythonTracebackLexer": BoundedPythonTracebackLexer,
+    "PythonConsoleLexer": BoundedPythonConsoleLexer,
     **LOOKUP_FREE,
 }
 """Original lexer class name → its bounded subclass (backtracking rules rewritten, or
@@ -354,7 +446,9 @@ def _lexers_in(owner: type[Lexer], roots: list[object]) -> set[type[Lexer]]:  # 
             continue
         seen.add(id(item))
         if isinstance(item, type):
-            if issubclass(item, Lexer) and item not in _FRAMEWORK:
+            if item in owner.__mro__:  # `Base.method(self, …)`: the base's own code runs
+                todo.extend(_own_attributes(item))
+            elif issubclass(item, Lexer) and item not in _FRAMEWORK:
                 found.add(item)
         elif isinstance(item, (staticmethod, classmethod, types.MethodType)):
             todo.append(item.__func__)
@@ -362,9 +456,11 @@ def _lexers_in(owner: type[Lexer], roots: list[object]) -> set[type[Lexer]]:  # 
             todo.extend([item.func, *item.args, *item.keywords.values()])
         elif isinstance(item, types.FunctionType):
             code(item.__code__, item.__globals__)
-            for cell in item.__closure__ or ():
-                with contextlib.suppress(ValueError):  # an empty cell
-                    todo.append(cell.cell_contents)
+            cells = zip(item.__code__.co_freevars, item.__closure__ or (), strict=True)
+            for name, cell in cells:
+                if name != "__class__":  # `super()`'s: read with the attribute it overrides
+                    with contextlib.suppress(ValueError):  # an empty cell
+                        todo.append(cell.cell_contents)
             todo.extend(item.__defaults__ or ())
         elif isinstance(item, Mapping):
             todo.extend(item.values())
@@ -378,25 +474,43 @@ _REACHED: dict[type[Lexer], frozenset[type[Lexer]]] = {}
 
 
 def _runs(lexer: type[Lexer]) -> frozenset[type[Lexer]]:
-    """The lexer classes ``lexer``'s own code, rules and attributes name, other than its
-    own bases (a call of a base's method lexes with ``lexer`` itself)."""
+    """The lexer classes ``lexer``'s code, rules and attributes name (a method that calls
+    `super()` and a base named in the code are read too; the bases themselves are not
+    other lexers: they lex with ``lexer``)."""
     if lexer not in _RUNS:
         _RUNS[lexer] = _named_by(lexer)
     return _RUNS[lexer]
 
 
+def _lexing(name: str) -> bool:
+    return name not in _NOT_LEXING and (not name.startswith("__") or name == "__init__")
+
+
+def _own_attributes(cls: type) -> list[object]:
+    return [value for name, value in vars(cls).items() if _lexing(name)]
+
+
+def _calls_super(value: object) -> bool:
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    return code is not None and ("super" in code.co_names or "__class__" in code.co_freevars)
+
+
 def _named_by(lexer: type[Lexer]) -> frozenset[type[Lexer]]:
-    roots = [
-        inspect.getattr_static(lexer, name)
-        for name in dir(lexer)
-        if name not in _NOT_LEXING and (not name.startswith("__") or name == "__init__")
-    ]
+    roots: list[object] = []
+    for name in filter(_lexing, dir(lexer)):
+        # the attribute lexing uses, and what it overrides when it calls `super()`
+        for cls in lexer.__mro__:
+            if name in vars(cls):
+                roots.append(vars(cls)[name])
+                if not _calls_super(vars(cls)[name]):
+                    break
     if issubclass(lexer, RegexLexer):
         try:
             roots.append(lexer.get_tokendefs())
         except (AttributeError, TypeError):  # CSharpLexer's per-level tokens
             roots.extend(vars(cls).get("tokens") for cls in lexer.__mro__)
-    return frozenset(_lexers_in(lexer, roots) - set(lexer.__mro__))
+    return frozenset(_lexers_in(lexer, roots))
 
 
 def reached_lexers(lexer: type[Lexer]) -> frozenset[type[Lexer]]:

@@ -123,6 +123,22 @@ def test_the_static_reading_finds_lookups_and_fixed_inner_lexers():
     assert charged[0] >= costs["HtmlLexer"][0] + costs["JavascriptLexer"][0] + costs["CssLexer"][0]
 
 
+def test_python_sessions_and_tracebacks_run_the_bounded_python_lexer(monkeypatch):
+    """pycon and pytb ran Pygments' original Python lexer (unbounded: its docstring rule
+    scanned every blank line): they run the bounded one, and are charged for it."""
+    text = (
+        ">>> def f():\n...     return 1\n>>> f(\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\n    f(\nSyntaxError: bad\n'
+    )
+    for lang in ("pycon", "pytb"):
+        with lexers_started(monkeypatch, _charged_for(lang)) as started:
+            html = markdown_to_html(f"```{lang}\n{text}```\n")
+        assert '<span class="n">f</span>' in html
+        assert "PythonLexer" not in {cls.__name__ for cls in started}
+        charged = charged_costs(type(bounded_lexer(lang)))
+        assert charged is not None and charged[0] > lexer_costs()["BoundedPythonLexer"][0]
+
+
 def _every_alias() -> list[str]:
     return sorted(
         {alias for _name, aliases, _files, _mimes in get_all_lexers() for alias in aliases}
@@ -147,9 +163,14 @@ def test_no_highlighted_lexer_can_reach_an_unbounded_one():
 
 _INNER_ALIASES = _every_alias()
 _MIMETYPES = sorted({mime for *_rest, mimes in get_all_lexers() for mime in mimes})
+_WRAPPERS = {
+    **NESTINGS,
+    "pycon": (">>> ", "\n... x\n"),
+    "pytb": ('Traceback (most recent call last):\n  File "x", line 1\n    ', "\nValueError\n"),
+}
 _OUTER = sorted(
     alias
-    for alias in [*NESTINGS, "html", "php", "erb", "rhtml", "jsp", "xml+django", "mako"]
+    for alias in [*_WRAPPERS, "html", "php", "erb", "rhtml", "jsp", "xml+django", "mako"]
     if bounded_lexer(alias) is not None
 )
 
@@ -165,7 +186,7 @@ def test_lexing_starts_only_the_lexers_a_block_is_charged_for(outer, inner, mime
     """At run time, for text that names any lexer in every way the outer lexer's syntax
     allows, the lexers started are the outer one and those `reached_lexers` found (the
     static reading misses nothing)."""
-    opener, closer = NESTINGS.get(outer, ("<script>", "</script>"))
+    opener, closer = _WRAPPERS.get(outer, ("<script>", "</script>"))
     text = opener.format(lang=inner, mime=mime) + body + closer.format(lang=inner, mime=mime)
     lexer = bounded_lexer(outer)
     assert lexer is not None
