@@ -499,12 +499,10 @@ def _calls_super(value: object) -> bool:
 def _named_by(lexer: type[Lexer]) -> frozenset[type[Lexer]]:
     roots: list[object] = []
     for name in filter(_lexing, dir(lexer)):
-        # the attribute lexing uses, and what it overrides when it calls `super()`
-        for cls in lexer.__mro__:
-            if name in vars(cls):
-                roots.append(vars(cls)[name])
-                if not _calls_super(vars(cls)[name]):
-                    break
+        # the attribute lexing uses, and every one it overrides once one calls `super()`
+        # (`super(Cls, self)` can skip any number of them)
+        chain = [vars(cls)[name] for cls in lexer.__mro__ if name in vars(cls)]
+        roots.extend(chain if chain and _calls_super(chain[0]) else chain[:1])
     if issubclass(lexer, RegexLexer):
         try:
             roots.append(lexer.get_tokendefs())

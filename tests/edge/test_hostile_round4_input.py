@@ -123,6 +123,30 @@ def test_the_static_reading_finds_lookups_and_fixed_inner_lexers():
     assert charged[0] >= costs["HtmlLexer"][0] + costs["JavascriptLexer"][0] + costs["CssLexer"][0]
 
 
+def test_an_override_does_not_hide_what_it_calls_of_its_base():
+    """A subclass whose override calls `super()`, or a base's method by name, still runs
+    the base's code: the reading follows both."""
+    from pygments.lexers.markup import MarkdownLexer
+
+    from chat.lexers import BOUNDED
+
+    class Wrapped(BOUNDED["MarkdownLexer"]):  # type: ignore[misc,valid-type]
+        def get_tokens_unprocessed(self, text, stack=("root",)):
+            yield from super().get_tokens_unprocessed(text, stack)
+
+        def _handle_codeblock(self, match):
+            yield from MarkdownLexer._handle_codeblock(self, match)
+
+    class Chained(BOUNDED["MarkdownLexer"]):  # type: ignore[misc,valid-type]
+        def _handle_codeblock(self, match):
+            yield from super(BOUNDED["MarkdownLexer"], self)._handle_codeblock(match)
+
+    assert reached_lexers(BOUNDED["MarkdownLexer"]) == frozenset()
+    for lexer in (Wrapped, Chained):
+        with pytest.raises(ResolvesLexer):
+            reached_lexers(lexer)
+
+
 def test_python_sessions_and_tracebacks_run_the_bounded_python_lexer(monkeypatch):
     """pycon and pytb ran Pygments' original Python lexer (unbounded: its docstring rule
     scanned every blank line): they run the bounded one, and are charged for it."""
