@@ -134,6 +134,10 @@ def _not_a_number(name: str) -> float:
     raise NonFiniteNumber(name)
 
 
+def _not_finite_message() -> str:
+    return _("The request body is not valid JSON: numbers must be finite (no NaN or Infinity).")
+
+
 def parse_json(text: str) -> object:
     """JSON as RFC 8259 has it: Python's parser without its non-finite numbers (raises
     `NonFiniteNumber`, a ValueError); `RecursionError` past Python's nesting limit."""
@@ -155,10 +159,7 @@ def json_body(request: HttpRequest) -> JsonObject:
     except RecursionError:
         raise _problem("json_too_deep", "$") from None
     except NonFiniteNumber:
-        raise ChatError(
-            "invalid_json",
-            _("The request body is not valid JSON: numbers must be finite (no NaN or Infinity)."),
-        ) from None
+        raise ChatError("invalid_json", _not_finite_message()) from None
     except (ValueError, UnicodeDecodeError):
         raise ChatError("invalid_json", _("The request body is not valid JSON.")) from None
     if not isinstance(body, dict):
@@ -179,6 +180,7 @@ def too_large() -> ChatError:
 
 def _problem(code: str, path: str) -> ChatError:
     messages = {
+        "invalid_json": _not_finite_message(),
         "json_too_deep": _("The JSON is nested too deeply."),
         "text_invalid": _(
             "The text contains characters that can’t be stored (NUL or a lone surrogate)."

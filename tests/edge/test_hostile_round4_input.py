@@ -315,6 +315,21 @@ def test_the_request_parser_is_strict_json():
             parse_json(f'{{"a": {number}}}')
 
 
+def test_the_storage_guard_refuses_non_finite_numbers_from_any_parser():
+    """`text_problem` is the check every input path runs before storing (JSON bodies, form
+    posts, MCP tool arguments, which the MCP SDK parses with pydantic: it reads `NaN`)."""
+    from chat.core.identity import RunIdentity
+    from chat.core.text import text_problem
+    from chat.edge.mcp import tool_execute
+
+    assert text_problem({"a": [1, 2.5, float("nan")]}) == ("invalid_json", "$.a[2]")
+    assert text_problem({"a": {"b": float("-inf")}}) == ("invalid_json", "$.a.b")
+    assert text_problem({"a": [1, 2.5, 1e300]}) is None
+    # refused before the run is looked up or anything is written
+    refused = tool_execute(RunIdentity(0, 0, 0), "ask_user_options", {"x": float("inf")})
+    assert refused["success"] is False and refused["error_code"] == "invalid_json"
+
+
 # --- 5. `format` checks run in linear time ------------------------------------------------
 
 
