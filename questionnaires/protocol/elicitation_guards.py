@@ -104,9 +104,8 @@ FORMAT_PATTERNS = {
         r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
         r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})?"
     ),
-    # what a browser's datetime-local input sends: minutes, or seconds and their fraction
-    "local-minutes": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}",
-    "local-seconds": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,}",
+    # a `datetime-local` value: a wall-clock time without an offset
+    "local-date-time": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?",
 }
 """A `format`'s shape, matched against the whole of a typed value by `format_matches`."""
 
