@@ -99,6 +99,15 @@ class IntakeState(TypedDict, total=False):
     summary_questionnaire_id: str
 
 
+class ScriptOrigin(TypedDict):
+    """Where the scripted agent's current script began: its first run's trigger `seq`
+    (or the next seq, for a run without one) and whether that run opened by itself."""
+
+    script: str
+    seq: int
+    opened: bool
+
+
 class ConversationState(TypedDict, total=False):
     # asks: the consultation state (questionnaires.asks.state has the layout and the patches)
     consultation_state: dict[str, Json]
@@ -110,8 +119,10 @@ class ConversationState(TypedDict, total=False):
     history: dict[str, list[Json]]
     # the intake agent
     intake: IntakeState
-    # the scripted agent: which script the tour plays (set in admin)
+    # the scripted agent: which script the tour plays (chosen on the home page, or set in
+    # admin), and where in the conversation that script began (chat.runs.turn)
     script: str
+    script_origin: ScriptOrigin
 
 
 def state_of(conversation: Conversation) -> ConversationState:
