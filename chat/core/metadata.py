@@ -41,6 +41,13 @@ class StructuredAnswerEnvelope(TypedDict):
     amends: NotRequired[int]
 
 
+class AskStart(TypedDict):
+    """Where a scale ask's slider starts, and the words it was read from."""
+
+    value: float
+    said: str
+
+
 class FormAnswerMark(TypedDict):
     """The user message that answered (or cancelled) a deferred form."""
 
@@ -71,6 +78,9 @@ class MessageMetadata(TypedDict, total=False):
     turn_id: str
     knowledge_reference: dict[str, str]
     structured_answer: StructuredAnswerEnvelope
+    # a scale ask's starting point read from the person's earlier words (never an answer:
+    # the slider starts there and the person sends it, or moves it)
+    ask_start: AskStart
     # forms (spec 003): the render payload per tool call id, on the tool-calling message;
     # the answer's tool result names its form; the user's answer message is marked
     render_payloads: dict[str, dict[str, Json]]
