@@ -66,7 +66,8 @@ def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200)
 
 def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
     choices = definition_choices(translation.get_language() or "en")
-    return ConversationCreateForm(data, intake_choices=choices)
+    tours = tuple((name, str(title)) for name, title in usecases.TOUR_SCRIPTS.items())
+    return ConversationCreateForm(data, intake_choices=choices, script_choices=tours)
 
 
 @login_required
@@ -95,6 +96,7 @@ def conversation_create(request: HtmxRequest) -> HttpResponse:
             content=data["content"],
             title=data["title"],
             definition_id=data.get("intake", ""),
+            script=data.get("script", ""),
         )
     except ChatError as error:
         form.add_error("intake" if error.code == "intake_unknown" else "content", error.message)

@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
+from chat.core.metadata import AskPayload, AskStart, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import Definition, conversation_definition
@@ -76,6 +76,8 @@ class AskView:
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
     queued: bool = False  # open, but another question of its turn comes first
     changing: bool = False  # the response to a "Change answer" of this ask
+    # a scale's start read from the person's earlier words, and those words
+    start: AskStart | None = None
 
     @property
     def template(self) -> str:
@@ -146,8 +148,12 @@ class AskView:
 
     @property
     def scale_start(self) -> int | float:
-        """Where the slider starts: the middle of the scale, on a step."""
+        """Where the slider starts: what the person already said (`start`), else the
+        middle of the scale, on a step."""
         low, high, step = self.ask["min"], self.ask["max"], self.ask["step"]
+        if self.start is not None and low <= self.start["value"] <= high:
+            value = self.start["value"]
+            return int(value) if float(value).is_integer() else value
         middle = low + round((high - low) / 2 / step) * step
         return int(middle) if float(middle).is_integer() else middle
 
@@ -174,6 +180,7 @@ def ask_view(
         typed=typed,
         options=option_views(ask),
         reference=reference_or_none(meta.get("knowledge_reference")),
+        start=meta.get("ask_start"),
     )
 
 

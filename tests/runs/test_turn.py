@@ -310,3 +310,33 @@ def test_an_invalid_questionnaire_beside_a_form_is_repaired_before_the_form_open
     hidden = scripted.messages.get(role="assistant", hidden=True)
     assert hidden.content == INVALID and hidden.metadata["kind"] == "self_check_failed"
     assert [e["tool_call_id"] for e in events(scripted, "tool_call")] == [form.tool_use_id]
+
+
+def test_a_script_set_on_a_running_tour_starts_at_its_own_first_step(user):
+    """The admin recipe (issue 32, defect 11): `state = {"script": "forms"}` on a tour that
+    already went some way plays the form at the next message, not a step counted from the
+    conversation's start; its answer then ends that script."""
+    from questionnaires.models import InteractiveForm
+
+    conversation = conversation_create(owner=user, title="Tour", agent="scripted")
+    for text in ("hello", "more", "and more"):
+        message_post_user(conversation=conversation, content=text)
+    assert not InteractiveForm.objects.filter(conversation=conversation).exists()
+    conversation.refresh_from_db()
+    conversation.state = {"script": "forms"}  # what the admin's edit stores
+    conversation.save(update_fields=["state"])
+    message_post_user(conversation=conversation, content="plan a trip")
+    form = InteractiveForm.objects.get(conversation=conversation)
+    assert form.status == "pending"
+    message_post_user(
+        conversation=conversation,
+        content="",
+        form_answer={
+            "type": "interactive_form_question",
+            "tool_use_id": form.tool_use_id,
+            "status": "answered",
+            "answers": {"destination": "Seaside"},
+        },
+    )
+    last = conversation.messages.filter(role="assistant").order_by("seq").last()
+    assert last is not None and "end of the deferred-form tour" in last.content
