@@ -74,11 +74,23 @@ class RefusalView:
 
     template: str
     details: dict[str, JsonValue]
+    message: str = ""
 
 
 def refusal_view(error: ChatError) -> RefusalView | None:
     if isinstance(error, registry.InputRefused) and error.kind.refusal_template:
-        return RefusalView(error.kind.refusal_template, error.details)
+        return RefusalView(error.kind.refusal_template, error.details, error.message)
+    return None
+
+
+def refusal_current(*, conversation: Conversation) -> RefusalView | None:
+    """The composer's refusal as it stands now: the first waiting card's way out, or None
+    once nothing waits (a refusal shown in an open tab never outlives its cause: the tab
+    asks again on every card and run event, DESIGN §4.14)."""
+    for error in registry.waiting(conversation=conversation):
+        view = refusal_view(error)
+        if view is not None:
+            return view
     return None
 
 

@@ -81,6 +81,16 @@
       evt.detail.isError = false;
     }
   });
+  // A refusal that went (its card was answered: #composer-refusal came back empty) leaves
+  // the composer's text as it was, no longer marked invalid.
+  document.addEventListener("htmx:afterSettle", function () {
+    var box = document.getElementById("id_content");
+    if (box && box.getAttribute("aria-describedby") === "composer-error" &&
+        !document.getElementById("composer-error")) {
+      box.removeAttribute("aria-invalid");
+      box.removeAttribute("aria-describedby");
+    }
+  });
   // Enter sends, Shift+Enter makes a new line (not while an IME composes).
   document.addEventListener("keydown", function (evt) {
     var t = evt.target;
