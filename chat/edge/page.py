@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.metadata import intake_state
+from chat.core.metadata import intake_state, metadata_of
 from chat.core.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
 from questionnaires import registry
@@ -56,6 +56,11 @@ class MessageItem:
     @property
     def role(self) -> str:
         return self.message.role
+
+    @property
+    def stopped(self) -> bool:
+        """The text streamed before the person pressed Stop (kept, marked as stopped)."""
+        return self.role == Role.ASSISTANT and metadata_of(self.message).get("kind") == "stopped"
 
     @property
     def answers_key(self) -> str:
@@ -204,15 +209,19 @@ def _with_refused(
 
 
 def answers_after_questions(items: list[MessageItem]) -> list[MessageItem]:
-    """Move each answer right after the card it answers (when both are here);
-    static/js/chat.js does the same for answers that arrive live."""
+    """Move each answer right after the card it answers (when both are here; the first
+    answer of a card, should there be two); static/js/chat.js does the same for answers
+    that arrive live."""
     targets = {i.answer_key for i in items if i.answer_key}
-    answers = {i.answers_key: i for i in items if i.answers_key and i.answers_key in targets}
+    answers: dict[str, MessageItem] = {}
+    for i in items:
+        if i.answers_key and i.answers_key in targets:
+            answers.setdefault(i.answers_key, i)
     if not answers:
         return items
     ordered: list[MessageItem] = []
     for item in items:
-        if item.answers_key in answers:
+        if item.answers_key in answers and answers[item.answers_key] is item:
             continue
         ordered.append(item)
         if item.answer_key in answers:

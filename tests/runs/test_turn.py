@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 
 from chat.agent.context import context_messages
 from chat.agent.events import ToolCall
@@ -191,7 +192,18 @@ def test_cancel_requested_while_streaming(scripted, monkeypatch):
     message_post_user(conversation=scripted, content="hi")
     run = last_run(scripted)
     assert (run.status, run.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
-    assert not scripted.messages.filter(role="assistant").exists()
+    # Issue 32, defect 7: the text the person saw streamed stays (ChatGPT keeps it), marked
+    # stopped, read-only, and it is what the model reads next (DESIGN §4.14)
+    kept = scripted.messages.get(role="assistant")
+    streamed = "".join(e["text"] for e in events(scripted, "text_delta"))
+    assert kept.content == streamed == "first second" and not kept.hidden and kept.readonly
+    assert kept.metadata["kind"] == "stopped" and kept.run_id == run.pk
+    model = context_messages(conversation=scripted)
+    assert model[-1] == {"role": "assistant", "content": "first second"}
+    page = Client()
+    page.force_login(scripted.owner)
+    html = page.get(f"/conversations/{scripted.pk}/").content.decode()
+    assert "first" in html and "msg-stopped" in html
 
 
 def test_cancel_view_and_queued_cancel(scripted, client_in):
