@@ -89,7 +89,7 @@ def test_protocol_tour(page, server):
     qid = answer_card(page, qid)
 
     # 9: the step hits its loop limit and pauses with the spec's questionnaire.
-    expect(page.locator("#messages")).to_contain_text("(2) has been reached", timeout=TIMEOUT)
+    expect(page.locator("#messages")).to_contain_text("its limit of 2 steps", timeout=TIMEOUT)
     pause = interactive_card(page).last
     expect(pause).to_contain_text("Task paused", timeout=TIMEOUT)
     # one clear button, not a one-radio group plus a Send
