@@ -259,6 +259,9 @@ class RunSink:
             metadata={"kind": event.kind},
             opened=opened if event.tool_calls else None,
         )
+        if event.kind == "stopped":
+            # Half a reply: a questionnaire in it is shown but never answerable.
+            Message.objects.filter(pk=message.pk).update(readonly=True)
         asks = any(c.name == "ask_user_options" for c in event.tool_calls)
         if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT and not asks:
             # The turn ends on a questionnaire card: the person's answer starts the next.

@@ -93,9 +93,14 @@ class AskView:
 
     @property
     def live_state(self) -> str:
-        """ "" while open (an open widget refreshes itself, keeping what the person typed);
-        once answered, the answer's version, so a change in another tab reaches this one."""
-        return f"v{self.answer.pk}" if self.answer is not None else ""
+        """ "" while open or queued (an open widget refreshes itself, keeping what the
+        person types); closed without an answer, "c": its answer may still come (words
+        typed in the composer), and the tab's message list then brings it; once answered,
+        the answer's version, so a change in another tab reaches this one. (The widget
+        carries it too, `data-card-live`: a widget that closed itself is followed.)"""
+        if self.answer is not None:
+            return f"v{self.answer.pk}"
+        return "" if self.answerable else "c"
 
     @property
     def changeable(self) -> bool:
@@ -337,6 +342,10 @@ def answer_summary(message: Message) -> AnswerSummary | None:
     if answer is None:
         return None
     key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("provenance") == "amended" or answer.get("source") == "user_edit":
+        # A change ("Change answer", a panel edit) was said later: it shows where it was
+        # said, after the answer it changes (which stays: the agent read both).
+        return AnswerSummary()
     if answer.get("source") == "user_skipped":
         return AnswerSummary(key, format_html('<p class="answer-skipped">{}</p>', _("Skipped")))
     return AnswerSummary(key)
