@@ -539,8 +539,8 @@ def slot_edit(
 
 def _summary_again_if_confirming(conversation: Conversation) -> None:
     """An intake whose summary waits for confirmation: a corrected slot makes that summary
-    stale, so the agent takes a turn (no message of the person's) and shows it again; the
-    older summary card closes, no longer the latest."""
+    stale, so the agent takes a turn (no message of the person's) and brings the same
+    summary up to date in place (chat.agent.intake), or asks a slot the edit made due."""
     conversation.refresh_from_db(fields=["state"])
     if intake_state(conversation).get("status") == "confirming":
         run_request(conversation=conversation, message=None)

@@ -65,7 +65,8 @@ class RenderedMessage:
     """A message's body HTML plus what the page needs around it.
 
     ``card_state`` is ``""`` when no card of the message can change any more, otherwise
-    a short token (``i`` interactive, ``p`` waiting for a tool result); open tabs send
+    a short token (``i`` interactive with a digest of the content, ``p`` waiting for a
+    tool result); open tabs send
     it back so the server re-renders exactly the cards whose state changed.
     ``form_ids`` are the ids of submittable card forms (the page adds CSRF inputs).
     """
@@ -185,7 +186,14 @@ def render_message(
             )
             parts.append(render_to_string(CARD_TEMPLATES["async_error"], {"card": view}))
     token = ("i" if interactive else "") + ("p" if pending else "") + "".join(versions)
+    if interactive:  # an open card's message brought up to date in place (the intake's
+        # summary after a panel edit) is a new state: every tab re-renders it.
+        token += "." + _digest(message.content)
     return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
+
+
+def _digest(content: str) -> str:
+    return hashlib.sha1(content.encode(), usedforsecurity=False).hexdigest()[:8]
 
 
 def _guarded(message: MessageInput, raw: str, part: object, render: Callable[[], str]) -> str:
