@@ -47,7 +47,7 @@ Markdown = Callable[[str], str]
 # Makes the Markdown renderer of one message: every Markdown segment of a message shares
 # it, so a message's Markdown work is bounded however it is split (chat.rendering).
 MarkdownFactory = Callable[[], Markdown]
-CACHE_PREFIX = "qc:msg:v2"  # v2: card forms carry their draft key
+CACHE_PREFIX = "qc:msg:v3"  # v3: a declined answer says so; no decline on a reopened declined card
 CACHE_SECONDS = 60 * 60 * 24
 logger = logging.getLogger(__name__)
 
@@ -239,6 +239,7 @@ def _segment_html(
             "segment": segment,
             "title": _answer_title(message),
             "rows": readable_answers(segment.payload),
+            "declined": segment.payload.get("status") == "declined",
             "dom_id": dom_id("qr", message.id, segment.ordinal),
         }
         return render_to_string(CARD_TEMPLATES["response"], context)

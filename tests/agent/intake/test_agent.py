@@ -282,3 +282,27 @@ def test_correcting_a_slot_after_the_summary_updates_that_summary_in_place(intak
     state = _state(intake)
     assert state["intake"]["status"] == "confirmed"
     assert state["consultation_state"]["duration"] == "gt_1y"
+
+
+def test_the_panel_counts_every_slot_from_the_start(intake):
+    """Issue 32 (design): the panel's total doesn't grow as questions are asked ("0 of 5"
+    then "2 of 6"): every slot has its row from the first turn, "Not answered yet"; only a
+    slot an answer rules out leaves (no pain: no pain score)."""
+    from django.template.loader import render_to_string
+
+    from questionnaires.asks.presenter import state_panel, state_panel_for
+
+    def summary():
+        panel = state_panel_for(intake)
+        assert panel is not None
+        return panel.summary
+
+    assert summary() == "0 of 7 answered"
+    html = render_to_string(
+        "chat/asks/state_panel.html", {"panel": state_panel(conversation=intake)}
+    )
+    assert html.count("Not answered yet") == 7 and "Missing" not in html
+    _click(intake, "knee_side", "left")
+    assert summary() == "1 of 7 answered"
+    _click(intake, "pain_level", "none")
+    assert summary() == "2 of 6 answered"  # ruled out by the answer, not added by a question
