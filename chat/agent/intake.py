@@ -277,11 +277,14 @@ def _post_summary(conversation: Conversation, definition: Definition, run: Run) 
     """
     view = state_view(state_of(conversation))
     lines = [definition.texts["summary_intro"], ""]
+    sep = "：" if definition.language.startswith("zh") else ": "  # full-width in Chinese
     for slot in _applicable(definition, view["consultation_state"]):
         shown = view["display"].get(slot.field)
         if shown is None and slot.field in view["consultation_state"]:
             shown = str(view["consultation_state"][slot.field])
-        lines.append(f"- **{slot.label}**: {_md(shown) if shown else definition.texts['skipped']}")
+        lines.append(
+            f"- **{slot.label}**{sep}{_md(shown) if shown else definition.texts['skipped']}"
+        )
     card: dict[str, Json] = {
         "title": definition.texts["confirm_title"],
         "questions": [

@@ -306,3 +306,12 @@ def test_the_panel_counts_every_slot_from_the_start(intake):
     assert summary() == "1 of 7 answered"
     _click(intake, "pain_level", "none")
     assert summary() == "2 of 6 answered"  # ruled out by the answer, not added by a question
+
+
+def test_a_chinese_summary_uses_full_width_punctuation(user):
+    conversation = conversation_create(owner=user, agent="intake", language="zh-hans")
+    intake_begin(conversation=conversation, definition_id="knee")
+    _finish(conversation)
+    message, questionnaire = _summary(conversation)
+    assert "**哪侧膝盖**：右膝" in message.content and "**: " not in message.content
+    assert questionnaire.title == "确认问诊信息" and questionnaire.questions[0].default == ""
