@@ -26,6 +26,7 @@ from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
 from chat.obs import metrics
 from questionnaires.asks import selectors
+from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.extract import CONFIDENCE_CONTAINED, extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
@@ -296,6 +297,18 @@ def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
     return resolved.display_text
 
 
+def _labelled(conversation: Conversation, ask: AskPayload, text: str) -> str:
+    """An intake slot's answer with the slot's label ("Fixed deadline: Yes", not a bare
+    "Yes" that a later reader can't place): the bubble, the record and what the agent
+    reads. An ask of no definition shows right under its own question, as it is."""
+    definition = conversation_definition(conversation)
+    slot = definition.slot(ask["field"]) if definition is not None else None
+    if slot is None or definition is None or not text:
+        return text
+    sep = "：" if definition.language.startswith("zh") else ": "
+    return f"{slot.label}{sep}{text}"
+
+
 def _answer_write(
     conversation: Conversation,
     ask_message: Message,
@@ -332,7 +345,9 @@ def _answer_write(
         message = answer_post(
             conversation=conversation,
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content=_readable(ask, source, resolved),
+            display_content=_labelled(conversation, ask, _readable(ask, source, resolved))
+            if resolved is not None
+            else _readable(ask, source, resolved),
             metadata={"structured_answer": envelope},
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )

@@ -315,3 +315,18 @@ def test_a_chinese_summary_uses_full_width_punctuation(user):
     message, questionnaire = _summary(conversation)
     assert "**哪侧膝盖**：右膝" in message.content and "**: " not in message.content
     assert questionnaire.title == "确认问诊信息" and questionnaire.questions[0].default == ""
+
+
+def test_an_answer_bubble_names_its_slot(intake):
+    """Issue 32 (design): "Which knee: Right knee", not a bare "Right knee" — in the
+    bubble, the stored record and what the agent reads alike."""
+    from questionnaires.asks.presenter import model_text
+
+    _click(intake, "knee_side", "right")
+    _click(intake, "pain_level", None, source="user_free_text", raw_text="only a little")
+    answers = list(intake.messages.filter(role="user").order_by("seq"))
+    assert [m.display_content for m in answers] == [
+        "Which knee: Right knee",
+        "Pain level: only a little",
+    ]
+    assert model_text(answers[0]).startswith("Which knee: Right knee\n<structured_answer>")
