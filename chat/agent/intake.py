@@ -179,12 +179,16 @@ def _confirmation(
     qid = response.get("questionnaire_id")
     if qid not in (intake.get("summary_questionnaire_id"), intake.get("change_questionnaire_id")):
         return _next_step(conversation, definition, run)
-    if response.get("status") == "declined":
+    listed = response.get("answers")
+    answers = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+    # "Skip this question" on the one question of the summary says as little as declining.
+    skipped = qid == intake.get("summary_questionnaire_id") and any(
+        a.get("provenance") == "skipped" for a in answers[:1]
+    )
+    if response.get("status") == "declined" or skipped:
         _status_set(conversation, "declined")
         _say(conversation, run, definition.texts["declined"])
         return StopReason.COMPLETED
-    listed = response.get("answers")
-    answers = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
     if qid == intake.get("change_questionnaire_id"):
         chosen = answers[0].get("values") if answers else None
         fields = (

@@ -3,6 +3,7 @@ the live state panel, and confirming the summary's inline questionnaire."""
 
 from __future__ import annotations
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import htmx_request, new_conversation, start_from_home
@@ -220,13 +221,16 @@ def _to_summary(page, server):
     _start(page, server, intake="project_kickoff")
     summary = page.locator("article.msg-assistant", has_text="Here is the kickoff brief")
     open_ask = ".ask:not(.ask-closed):not([hidden])"
-    for _ in range(12):
+    for _ in range(40):
         # whichever comes next: the summary, or the next question
         page.locator(f"{open_ask}, section.qcard[data-questionnaire-id]").first.wait_for()
         if summary.count():
             break
         ask = page.locator(open_ask).first
-        field = ask.get_attribute("data-field")
+        try:  # (a copy of a message fetched twice may show for a moment, then go)
+            field = ask.get_attribute("data-field", timeout=5_000)
+        except PlaywrightTimeout:
+            continue
         if ask.locator("button.ask-option").count():
             ask.locator("button.ask-option").first.click()
         elif ask.locator("select").count():

@@ -330,3 +330,14 @@ def test_an_answer_bubble_names_its_slot(intake):
         "Pain level: only a little",
     ]
     assert model_text(answers[0]).startswith("Which knee: Right knee\n<structured_answer>")
+
+
+def test_skipping_the_summary_question_is_not_a_request_to_change(intake):
+    """Skipping the summary's only question says nothing: not confirmed, no "which answers
+    should change?" card the person never asked for."""
+    _finish(intake)
+    message, questionnaire = _summary(intake)
+    built = build_response(questionnaire, {}, skipped=["confirm"])
+    message_post_user(conversation=intake, content=built.envelope)
+    assert _state(intake)["intake"]["status"] == "declined"
+    assert intake.messages.filter(content__contains="<questionnaire>").count() == 1
