@@ -105,8 +105,9 @@ class IntakeState(TypedDict, total=False):
     """The intake agent's bookkeeping (chat.agent.intake)."""
 
     definition: str
-    status: Literal["collecting", "confirming", "confirmed"]
+    status: Literal["collecting", "confirming", "confirmed", "declined"]
     summary_questionnaire_id: str
+    change_questionnaire_id: str  # "Which answers should change?", after the summary
 
 
 class ScriptOrigin(TypedDict):

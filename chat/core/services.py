@@ -169,6 +169,21 @@ def message_create(
     raise AssertionError("unreachable")
 
 
+def message_content_replace(*, message: Message, content: str) -> Message:
+    """An agent's own message brought up to date in place (the intake's summary after a
+    slot edit): the same message, its new content stored, and open tabs told so
+    (`message_done` for it again; each tab re-renders it because its card state changed)."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message.pk).update(content=content)
+        message.content = content
+        event_emit(
+            conversation_id=message.conversation_id,
+            name="message_done",
+            data={"message_id": message.pk, "seq": message.seq, "role": message.role},
+        )
+    return message
+
+
 def message_check_size(content: str, *, limit: int | None = None) -> None:
     limit = limit or settings.CHAT_MAX_MESSAGE_CHARS
     if len(content) > limit:

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.metadata import intake_state, metadata_of
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
 from questionnaires import registry
@@ -49,9 +49,6 @@ class MessageItem:
     # Set when the message answers a card: the page shows it right after that card (a turn
     # may ask two questions before either is answered; messages are numbered in that order).
     answer: AnswerSummary | None = None
-    # The intake's summary card: "Which answers should change?" shows only after "I want to
-    # change something" (CSS, static/css/cards.css).
-    intake_confirm: bool = False
 
     @property
     def role(self) -> str:
@@ -152,7 +149,6 @@ def _items(
     drafts = drafts_for(conversation=conversation) if interactive else {}
     bodies = _bodies(conversation, messages, drafts, interactive, refused)
     cards = registry.cards_for(conversation=conversation, messages=messages, drafts=drafts)
-    summary = intake_state(conversation).get("summary_questionnaire_id", "")
     items = []
     for message, body in zip(messages, bodies, strict=True):
         own = _with_refused(cards.get(message.pk, ()), message.pk, refused)
@@ -165,7 +161,6 @@ def _items(
                 body.form_ids,
                 cards=own,
                 answer=answer,
-                intake_confirm=bool(summary) and summary == f"{message.pk}_q1",
             )
         )
     return answers_after_questions(items)

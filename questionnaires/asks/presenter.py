@@ -13,11 +13,12 @@ from django.utils.translation import ngettext
 from chat.core.metadata import AskPayload, AskStart, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
-from questionnaires.asks.definitions import Definition, conversation_definition
+from questionnaires.asks.definitions import Definition, Slot, conversation_definition
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.state import state_view
 from questionnaires.protocol.ask_payload import ask_widget, form_value
 from questionnaires.protocol.ask_reference import reference_or_none
+from questionnaires.protocol.jsontypes import Json
 from questionnaires.registry import AnswerSummary, CardChrome, CardState, Drafts, Panel
 
 DRAFT_PREFIX = "ask"
@@ -283,10 +284,17 @@ def state_panel(*, conversation: Conversation) -> StatePanel:
     for name in [*view["consultation_state"], *view["missing_slots"], *view["skipped_slots"]]:
         if name not in order:
             order.append(name)
+    values = view["consultation_state"]
+    # Every slot of the definition has its row from the start ("Not answered yet"), so the
+    # count's total stays put as answers come in; only a slot an answer rules out (a
+    # deadline's date after "no fixed deadline") leaves.
+    due = {s.field for s in definition.slots if not _ruled_out(s, values)} if definition else set()
     rows = []
     for name in order:
-        filled = name in view["consultation_state"]
+        filled = name in values
         missing, skipped = name in view["missing_slots"], name in view["skipped_slots"]
+        if not (filled or skipped):
+            missing = missing or name in due
         if not (filled or missing or skipped):
             continue
         ask = selectors.ask_for_field(conversation=conversation, field=name)
@@ -308,6 +316,13 @@ def state_panel(*, conversation: Conversation) -> StatePanel:
         )
     status = intake_state(conversation).get("status", "")
     return StatePanel(conversation, rows, definition, status, sum(1 for r in rows if r.filled))
+
+
+def _ruled_out(slot: Slot, values: Mapping[str, Json]) -> bool:
+    """A slot whose condition's question is answered, and not so that it applies."""
+    if not slot.when:
+        return False
+    return str(slot.when["field"]) in values and not slot.applies(values)
 
 
 def ask_cards_for(

@@ -26,6 +26,7 @@ from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
 from chat.obs import metrics
 from questionnaires.asks import selectors
+from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
@@ -304,6 +305,18 @@ def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
     return resolved.display_text
 
 
+def _labelled(conversation: Conversation, ask: AskPayload, text: str) -> str:
+    """An intake slot's answer with the slot's label ("Fixed deadline: Yes", not a bare
+    "Yes" that a later reader can't place): the bubble, the record and what the agent
+    reads. An ask of no definition shows right under its own question, as it is."""
+    definition = conversation_definition(conversation)
+    slot = definition.slot(ask["field"]) if definition is not None else None
+    if slot is None or definition is None or not text:
+        return text
+    sep = "：" if definition.language.startswith("zh") else ": "
+    return f"{slot.label}{sep}{text}"
+
+
 def _answer_write(
     conversation: Conversation,
     ask_message: Message,
@@ -340,7 +353,9 @@ def _answer_write(
         message = answer_post(
             conversation=conversation,
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content=_readable(ask, source, resolved),
+            display_content=_labelled(conversation, ask, _readable(ask, source, resolved))
+            if resolved is not None
+            else _readable(ask, source, resolved),
             metadata={"structured_answer": envelope},
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
@@ -547,8 +562,8 @@ def slot_edit(
 
 def _summary_again_if_confirming(conversation: Conversation) -> None:
     """An intake whose summary waits for confirmation: a corrected slot makes that summary
-    stale, so the agent takes a turn (no message of the person's) and shows it again; the
-    older summary card closes, no longer the latest."""
+    stale, so the agent takes a turn (no message of the person's) and brings the same
+    summary up to date in place (chat.agent.intake), or asks a slot the edit made due."""
     conversation.refresh_from_db(fields=["state"])
     if intake_state(conversation).get("status") == "confirming":
         run_request(conversation=conversation, message=None)

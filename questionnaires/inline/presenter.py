@@ -167,6 +167,13 @@ class CardView:
     editing: bool = False
     earlier: tuple[EarlierView, ...] = ()
     cancel_url: str = ""
+    # A declined card reopened by "Change answer": it can now be answered (the server takes
+    # declined -> answered), not declined again (refused), so no decline is offered.
+    reopened_declined: bool = False
+
+    @property
+    def offers_decline(self) -> bool:
+        return not self.reopened_declined
 
     @property
     def interactive(self) -> bool:
@@ -387,6 +394,7 @@ def card_view(
         editing=editing,
         earlier=tuple(_earlier(a) for a in answered.earlier) if answered is not None else (),
         cancel_url=state.page_url if editing else "",
+        reopened_declined=editing and answered is not None and answered.declined,
     )
 
 
