@@ -25,7 +25,13 @@ from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, card_notice_add, error_response, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
-from questionnaires.inline.presenter import Draft, answers_from_form, skipped_from_form
+from questionnaires.inline.presenter import (
+    Draft,
+    answers_from_form,
+    other_typed_counts,
+    skipped_from_form,
+    touched_from_form,
+)
 from questionnaires.inline.selectors import questionnaire_find, submission_latest
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.protocol import ProtocolError
@@ -53,6 +59,7 @@ def questionnaire_submit_view(
             other_text=posted.other_text,
             skipped=posted.skipped,
             version=posted.version,
+            touched=posted.touched,
         )
         result = questionnaire_answer(
             conversation=conversation,
@@ -65,6 +72,7 @@ def questionnaire_submit_view(
             skipped=posted.skipped,
             declined=posted.declined,
             version=posted.version,
+            touched=posted.touched,
         )
     except ChatError as refused:
         return _refused(request, conversation, message, draft, refused)
@@ -107,6 +115,7 @@ class _Posted:
     skipped: list[str] = field(default_factory=list)
     declined: bool = False
     version: int | None = None
+    touched: list[str] = field(default_factory=list)
 
 
 def _submitted(
@@ -127,11 +136,12 @@ def _submitted(
     posted, posted_other = answers_from_form(questionnaire, fields)
     return _Posted(
         questionnaire_id=questionnaire_id,
-        answers=posted,
+        answers=other_typed_counts(questionnaire, posted, posted_other),
         other_text=posted_other,
         skipped=skipped_from_form(questionnaire, fields),
         declined=request.POST.get("action") == "decline",
         version=_version(request.POST.get("version")),
+        touched=touched_from_form(questionnaire, fields),
     )
 
 
@@ -152,6 +162,9 @@ def _submitted_json(body: Mapping[str, object]) -> _Posted:
     skipped, declined, version = body.get("skipped", []), body.get("declined", False), None
     if not isinstance(skipped, list) or not all(isinstance(q, str) for q in skipped):
         raise ChatError("answer_invalid", _("“skipped” must be a list of question ids."))
+    touched = body.get("touched", [])
+    if not isinstance(touched, list) or not all(isinstance(q, str) for q in touched):
+        raise ChatError("answer_invalid", _("“touched” must be a list of question ids."))
     if not isinstance(declined, bool):
         raise ChatError("answer_invalid", _("“declined” must be true or false."))
     if body.get("version") is not None:
@@ -166,6 +179,7 @@ def _submitted_json(body: Mapping[str, object]) -> _Posted:
         skipped=cast(list[str], skipped),
         declined=declined,
         version=version,
+        touched=cast(list[str], touched),
     )
 
 

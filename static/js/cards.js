@@ -177,6 +177,31 @@
     }
   });
 
+  // Any click or keystroke in a question marks it touched (its hidden touched-N field): the
+  // server then never records "kept the default" for it, even when the person clicked the
+  // preselected option or changed it and back (DESIGN §4.14).
+  function touch(evt) {
+    var t = evt.target;
+    var q = t && t.closest && t.closest("form.qcard-form .qcard-q");
+    var mark = q && q.querySelector("input[data-touched]");
+    if (mark && mark.value !== "1") mark.value = "1";
+  }
+  document.addEventListener("click", touch, true);
+  document.addEventListener("input", touch, true);
+  document.addEventListener("change", touch, true);
+
+  // "Other" text left in its box after the person picked another option is not sent: the
+  // pick is what they chose (the text stays in the box). Without JavaScript the server
+  // counts typed text as "Other" (questionnaires.inline.presenter.other_typed_counts).
+  document.addEventListener("htmx:configRequest", function (evt) {
+    var form = evt.detail.elt;
+    if (!form || !form.classList || !form.classList.contains("qcard-form")) return;
+    form.querySelectorAll(".qcard-other-text[data-other-for]").forEach(function (box) {
+      var choice = document.getElementById(box.dataset.otherFor);
+      if (choice && !choice.checked) delete evt.detail.parameters[box.name];
+    });
+  });
+
   // Typing an "Other" answer selects "Other".
   document.addEventListener("input", function (evt) {
     var t = evt.target;
