@@ -20,11 +20,13 @@ from django.utils.translation import gettext as _
 from questionnaires.chrome import CardChrome, CardState
 from questionnaires.protocol import (
     OTHER_VALUE,
+    AnswerInvalid,
     ProtocolError,
     Question,
     Questionnaire,
     QuestionnaireSegment,
     ToolResultInvalid,
+    build_response,
     parse_message,
     questionnaire_from_tool_result,
 )
@@ -554,6 +556,44 @@ def other_typed_counts(
         elif question.type == "single_choice":
             counted[question.id] = OTHER_VALUE
     return counted
+
+
+def unsent_choice(
+    questionnaire: Questionnaire, draft: Draft, counted: Mapping[str, object], *, lang: str
+) -> str:
+    """What a refused submit chose that the answer that counts (``counted``, its payload)
+    doesn't say, as ``question: answer`` parts ("" when it says the same, or when the
+    submit was a decline or can't be read): a tab that lost a race with another tab tells
+    the person what was not sent (issue 32), nothing is dropped silently."""
+    try:
+        mine = build_response(
+            questionnaire,
+            {k: v for k, v in draft.answers.items() if isinstance(v, (str, list))},
+            other_text=draft.other_text,
+            skipped=draft.skipped,
+            lang=lang,
+        ).payload
+    except AnswerInvalid:
+        return ""
+    theirs = {
+        str(item.get("question_id")): item
+        for item in _listed(counted.get("answers"))
+        if isinstance(item, Mapping)
+    }
+    parts = []
+    for item in _listed(mine.get("answers")):
+        if not isinstance(item, Mapping):
+            continue
+        other = theirs.get(str(item.get("question_id")))
+        if (
+            other is not None
+            and _text(other) == _text(item)
+            and ((other.get("provenance") == "skipped") == (item.get("provenance") == "skipped"))
+        ):
+            continue
+        shown = _("Skipped") if item.get("provenance") == "skipped" else _text(item)
+        parts.append(f"{item.get('question', '')}: {shown or _('(no answer)')}")
+    return "; ".join(parts)
 
 
 def _listed(value: object) -> list[object]:

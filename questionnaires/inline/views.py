@@ -31,6 +31,7 @@ from questionnaires.inline.presenter import (
     other_typed_counts,
     skipped_from_form,
     touched_from_form,
+    unsent_choice,
 )
 from questionnaires.inline.selectors import questionnaire_find, submission_latest
 from questionnaires.inline.services import questionnaire_answer
@@ -222,12 +223,7 @@ def _refused(
         notice = {
             "message_id": message.pk,
             "code": refused.code,
-            "text": refused.message
-            if refused.code == "questionnaire_version_stale"
-            else _(
-                "This questionnaire was already answered, maybe in another tab. "
-                "Here is the answer that counts."
-            ),
+            "text": _elsewhere_text(conversation, message, draft, refused),
         }
     else:
         shown = Refused(
@@ -252,6 +248,43 @@ def _refused(
     context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)
+
+
+def _elsewhere_text(
+    conversation: Conversation, message: Message, draft: Draft, refused: ChatError
+) -> str:
+    """A card answered (or changed) meanwhile in another tab: say so, and what this tab had
+    chosen that was not sent, with the way to send it (issue 32)."""
+    text = (
+        refused.message
+        if refused.code == "questionnaire_version_stale"
+        else _(
+            "This questionnaire was already answered, maybe in another tab. "
+            "Here is the answer that counts."
+        )
+    )
+    latest = submission_latest(
+        conversation_id=conversation.pk, questionnaire_id=draft.questionnaire_id
+    )
+    if latest is None or not draft.answers:
+        return text
+    lang = translation.get_language() or "en"
+    questionnaire = questionnaire_find(
+        conversation_id=conversation.pk,
+        message=message,
+        questionnaire_id=draft.questionnaire_id,
+        lang=lang,
+    )
+    yours = unsent_choice(questionnaire, draft, latest.payload, lang=lang)
+    if not yours:
+        return text
+    if message.readonly:
+        unsent = _("What you chose here was not sent: %(choice)s.")
+    else:
+        unsent = _(
+            "What you chose here was not sent: %(choice)s. To send it instead, use Change answer."
+        )
+    return f"{text} {unsent % {'choice': yours}}"
 
 
 @login_required

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import login, new_conversation
 from tests.e2e.test_beyond import last_envelope
 from tests.e2e.test_cards import card, open_with_card, post_assistant
+from tests.support import wait_for
 from tests.support.asking import TRIP
 
 PAUSE = (
@@ -68,3 +69,69 @@ def test_no_js_other_text_typed_without_ticking_other_is_sent(browser, server):
     first = last_envelope(server, cid)["answers"][0]
     assert first["other_text"] == "Oslo" and first["provenance"] == "free_text"
     ctx.close()
+
+
+# --- (8) two tabs answer at the same moment ----------------------------------------------
+
+
+def _two_tabs(browser, page, server):
+    cid, mid = open_with_card(page, server)
+    other_ctx = browser.new_context(locale="en-US")
+    other = other_ctx.new_page()
+    login(other, server)
+    other.goto(f"{server.url}/conversations/{cid}/")
+    expect(card(other, mid)).to_have_attribute("data-card-mode", "interactive")
+    return cid, mid, other_ctx, other
+
+
+def test_a_click_that_lost_the_race_says_so_and_what_was_not_sent(browser, page, server):
+    cid, mid, other_ctx, other = _two_tabs(browser, page, server)
+    held = []
+    other.route(f"**/messages/{mid}/answer", lambda route: held.append(route))
+    c = card(other, mid)
+    c.get_by_label("Rome").check()
+    c.get_by_role("button", name="Send", exact=True).click()  # on its way (held) ...
+    wait_for(lambda: held, "the other tab's answer to leave")
+    card(page, mid).get_by_role("button", name="Send", exact=True).click()  # ... this one wins
+    expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
+    # the live update reaches the other tab while its own answer is still on its way
+    expect(other.locator(".msg-user .qanswer")).to_have_count(1)
+    held[0].continue_()
+    notice = other.locator(f"#msg-{mid} .msg-notice")
+    expect(notice).to_have_attribute("data-error-code", "questionnaire_already_submitted")
+    expect(notice).to_have_attribute("role", "alert")
+    expect(notice).to_contain_text("already answered")
+    expect(notice).to_contain_text("What you chose here was not sent: Where to?: Rome")
+    expect(notice).to_be_focused()
+    expect(card(other, mid)).to_have_attribute("data-card-mode", "answered")
+    expect(card(other, mid).get_by_label("Paris", exact=True)).to_be_checked()
+    expect(card(other, mid).get_by_role("link", name="Change answer")).to_be_visible()
+    assert last_envelope(server, cid)["answers"][0]["value"] == "Paris"
+    other_ctx.close()
+
+
+def test_a_card_being_filled_in_that_another_tab_answers_says_so(browser, page, server):
+    _cid, mid, other_ctx, other = _two_tabs(browser, page, server)
+    c = card(other, mid)
+    c.get_by_label("Rome").check()  # the person is choosing here ...
+    card(page, mid).get_by_role("button", name="Send", exact=True).click()  # ... answered there
+    notice = other.locator(f"#msg-{mid} .msg-notice")
+    expect(notice).to_have_attribute("role", "alert")
+    expect(notice).to_contain_text("already answered")
+    expect(notice).to_contain_text("What you chose here was not sent: Where to?: Rome")
+    expect(notice).to_be_focused()
+    expect(card(other, mid)).to_have_attribute("data-card-mode", "answered")
+    expect(card(other, mid).get_by_role("link", name="Change answer")).to_be_visible()
+    other_ctx.close()
+
+
+def test_other_text_left_behind_after_picking_another_option_is_not_sent(page, server):
+    """With JavaScript an explicit pick after typing wins (the text stays in its box)."""
+    cid, mid = open_with_card(page, server)
+    c = card(page, mid)
+    c.get_by_label("Other answer to: Where to?").fill("Oslo")  # ticks "Other"
+    c.get_by_label("Rome").check()
+    c.get_by_role("button", name="Send", exact=True).click()
+    expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
+    first = last_envelope(server, cid)["answers"][0]
+    assert first["value"] == "Rome" and "other_text" not in first

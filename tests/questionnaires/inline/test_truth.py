@@ -101,3 +101,35 @@ def test_no_js_other_text_on_a_multi_choice_adds_other(client_in, card_message):
 def test_an_empty_other_box_changes_nothing(client_in, card_message):
     sent(client_in, card_message, **{"other-1": "   "})
     assert envelope()["answers"][0]["value"] == "Paris"
+
+
+# --- (8) a submit that lost the race to another tab ---------------------------------------
+
+
+def test_a_refused_submit_says_what_it_chose_that_was_not_sent(client_in, card_message):
+    sent(client_in, card_message)  # the other tab: Paris
+    response = client_in.post(
+        url(card_message),
+        {"questionnaire_id": f"{card_message.pk}_q1", "answer-1": "Rome", "answer-2": ["Train"]},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert 'data-error-code="questionnaire_already_submitted"' in html
+    assert "What you chose here was not sent: Where to?: Rome." in html
+    assert "use Change answer" in html
+    assert Submission.objects.count() == 1
+
+
+def test_a_refused_submit_that_chose_the_same_says_only_that_it_was_answered(
+    client_in, card_message
+):
+    sent(client_in, card_message)
+    response = client_in.post(
+        url(card_message),
+        {"questionnaire_id": f"{card_message.pk}_q1", "answer-1": "Paris", "answer-2": ["Train"]},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert response.status_code == 409 and "already answered" in html
+    assert "was not sent" not in html
