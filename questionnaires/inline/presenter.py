@@ -592,8 +592,11 @@ def unsent_choice(
         ):
             continue
         shown = _("Skipped") if item.get("provenance") == "skipped" else _text(item)
-        parts.append(f"{item.get('question', '')}: {shown or _('(no answer)')}")
-    return "; ".join(parts)
+        parts.append(
+            _("%(answer)s (for “%(question)s”)")
+            % {"answer": shown or _("(no answer)"), "question": item.get("question", "")}
+        )
+    return _("; ").join(parts)
 
 
 def _listed(value: object) -> list[object]:

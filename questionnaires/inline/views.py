@@ -284,7 +284,8 @@ def _elsewhere_text(
         unsent = _(
             "What you chose here was not sent: %(choice)s. To send it instead, use Change answer."
         )
-    return f"{text} {unsent % {'choice': yours}}"
+    # Translators: two sentences in a row (Chinese needs no space between them).
+    return _("%(first)s %(second)s") % {"first": text, "second": unsent % {"choice": yours}}
 
 
 @login_required

@@ -242,10 +242,13 @@
       var t = theirs[i];
       if (!t || p.a.join("\u0001") !== t.a.join("\u0001")) {
         var shown = p.a.map(function (a) { return a === "\u0000skip" ? card.dataset.skipped : a; });
-        differ.push(p.q + ": " + (shown.join(", ") || card.dataset.noAnswer));
+        differ.push(card.dataset.choice.replace("{question}", p.q)
+          .replace("{answer}", shown.join(", ") || card.dataset.noAnswer));
       }
     });
-    if (differ.length) text += " " + card.dataset.elsewhereUnsent.replace("{choice}", differ.join("; "));
+    if (differ.length) {
+      text = card.dataset.elsewhereUnsent.replace("{choice}", differ.join(card.dataset.choiceSep));
+    }
     var notice = document.createElement("p");
     notice.className = "msg-notice";
     notice.setAttribute("role", "alert");

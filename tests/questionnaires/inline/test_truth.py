@@ -116,7 +116,7 @@ def test_a_refused_submit_says_what_it_chose_that_was_not_sent(client_in, card_m
     assert response.status_code == 409
     html = response.content.decode()
     assert 'data-error-code="questionnaire_already_submitted"' in html
-    assert "What you chose here was not sent: Where to?: Rome." in html
+    assert "What you chose here was not sent: Rome (for “Where to?”)." in html
     assert "use Change answer" in html
     assert Submission.objects.count() == 1
 
@@ -133,3 +133,23 @@ def test_a_refused_submit_that_chose_the_same_says_only_that_it_was_answered(
     html = response.content.decode()
     assert response.status_code == 409 and "already answered" in html
     assert "was not sent" not in html
+
+
+def test_the_notice_reads_naturally_in_chinese(client_in, card_message):
+    """Full-width punctuation and no space between the two sentences."""
+    from django.utils import translation
+
+    sent(client_in, card_message)
+    with translation.override("zh-hans"):
+        response = client_in.post(
+            url(card_message),
+            {
+                "questionnaire_id": f"{card_message.pk}_q1",
+                "answer-1": "Rome",
+                "answer-2": ["Train"],
+            },
+            HTTP_HX_REQUEST="true",
+            HTTP_ACCEPT_LANGUAGE="zh-hans",
+        )
+    html = response.content.decode()
+    assert "以下是生效的答案。你在这里的选择没有发送：Rome（“Where to?”）。" in html
