@@ -176,16 +176,20 @@
   // the answer that counts and, when it lost the race, the notice saying so. (Swapped in
   // first, the live update would detach the element the response is meant for, and the
   // response — the notice included — would land nowhere.)
-  var sending = {};
+  var sending = {}, deferred = {};
   function cardForm(elt) {
     return elt && elt.classList && elt.classList.contains("qcard-form") ? elt : null;
+  }
+  // (only forms whose response replaces their whole message: an inline card's)
+  function replacesMessage(form) {
+    return form.getAttribute("hx-target") === "closest article";
   }
   document.addEventListener("htmx:beforeRequest", function (evt) {
     var form = cardForm(evt.detail.elt);
     if (form) {
       var card = form.closest(".qcard");
       focusCard = card && card.contains(document.activeElement) ? { id: card.id, node: card } : null;
-      var article = form.closest("article[id]");
+      var article = replacesMessage(form) && form.closest("article[id]");
       if (article) sending[article.id] = (sending[article.id] || 0) + 1;
     }
   });
@@ -194,17 +198,24 @@
     var article = form && form.closest("article[id]");
     if (!article || !sending[article.id]) return;
     sending[article.id] -= 1;
-    if (!sending[article.id]) delete sending[article.id];
+    if (sending[article.id]) return;
+    delete sending[article.id];
+    var missed = deferred[article.id];
+    delete deferred[article.id];
     var xhr = evt.detail.xhr;
     var box = document.getElementById("messages");
-    // no usable answer (offline, a server error): fetch what this tab missed meanwhile
-    if (box && window.htmx && (!xhr || xhr.status === 0 || xhr.status >= 500)) {
-      window.htmx.trigger(box, "qc:refresh");
+    // a live update waited, or no usable answer came (offline, a server error): fetch what
+    // this tab may have missed meanwhile (the server sends only what differs from it)
+    if (box && window.htmx && (missed || !xhr || xhr.status === 0 || xhr.status >= 500)) {
+      window.setTimeout(function () { window.htmx.trigger(box, "qc:refresh"); }, 0);
     }
   });
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {
     var target = evt.detail.target;
-    if (target && target.id && sending[target.id]) evt.detail.shouldSwap = false;
+    if (target && target.id && sending[target.id]) {
+      evt.detail.shouldSwap = false;
+      deferred[target.id] = true;
+    }
   });
 
   // A card this tab was answering, answered meanwhile in another tab (the live update
