@@ -32,10 +32,18 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from chat.core.dbfaults import connections_reset
-from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
+from chat.core.models import (
+    EXTERNAL_WORKER,
+    Conversation,
+    Run,
+    RunAttempt,
+    RunStatus,
+    StopReason,
+)
 from chat.core.runs import run_start
 from chat.core.services import event_emit
 from chat.core.waits import run_resume_if_ready, run_waits_lock
+from chat.runs.slots import person_lock, run_held, run_hold, runs_release_after, runs_release_stale
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +83,17 @@ def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt
             )
         elif run.status != RunStatus.QUEUED:
             return None
+        else:
+            # One turn at a time per conversation, a few per person (chat.runs.slots): the
+            # person's row is the lock every take of their runs passes, so two takes can't
+            # both see the last free slot. A held run stays queued, released later.
+            owner_id = Conversation.objects.filter(pk=run.conversation_id).values_list(
+                "owner_id", flat=True
+            )[0]
+            person_lock(owner_id)
+            if run_held(run=run, owner_id=owner_id):
+                run_hold(run_id=run.pk)
+                return None
         run.attempts += 1
         run.status = RunStatus.RUNNING
         run.started_at = run.started_at or now
@@ -124,6 +143,8 @@ class Reaped:
     requeued: list[int] = field(default_factory=list)
     # Queued runs whose hand-off was lost, handed off again.
     redispatched: list[int] = field(default_factory=list)
+    # Runs that waited their turn (chat.runs.slots) whose release was lost, handed off.
+    released: list[int] = field(default_factory=list)
 
 
 def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
@@ -144,11 +165,14 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     # backoff in _handoff_lost keeps that case to a few duplicate messages).
     waiting = Q(
         status=RunStatus.QUEUED,
+        held_at__isnull=True,
         handed_at__lt=now - timedelta(seconds=settings.AGENT_HANDOFF_TIMEOUT),
     )
-    # A run queued again after a dead worker counts from then (heartbeat_at).
+    # A run queued again after a dead worker counts from then (heartbeat_at), a run that
+    # waited its turn from its release (chat.runs.slots: held runs wait, never time out).
     never_taken = Q(
         status=RunStatus.QUEUED,
+        held_at__isnull=True,
         queued_since__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
     )
     stale = Run.objects.annotate(
@@ -179,6 +203,8 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
                 reaped.requeued.append(run.pk)
         elif _fail_lost(run, now):
             reaped.failed.append(run.pk)
+    if conversation_id is None:
+        reaped.released.extend(runs_release_stale())
     return reaped
 
 
@@ -275,6 +301,7 @@ def run_suspend(*, run: Run, attempt: RunAttempt) -> bool:
             conversation_id=run.conversation_id, name="run_suspended", data={"run_id": run.pk}
         )
         run_resume_if_ready(run_id=run.pk)
+    runs_release_after(run_id=run.pk)  # a suspended turn holds no worker and no slot
     return True
 
 
@@ -353,4 +380,5 @@ def run_fail(
             name="run_finished",
             data={"run_id": run_id, "stop_reason": StopReason.ERROR, "status": "failed"},
         )
+    runs_release_after(run_id=run_id)  # the turns waiting behind it may start
     return True

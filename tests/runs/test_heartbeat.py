@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from chat.core.models import Event, Run, RunAttempt, RunStatus
+from chat.core.services import conversation_create
 from chat.runs.heartbeat import heartbeat, run_claim, run_reap_stale
 from tests.support import wait_for
 
@@ -314,7 +315,9 @@ def test_a_run_whose_process_vanished_is_resumed_without_waiting_for_the_heartbe
     settings.AGENT_HEARTBEAT_TIMEOUT = 30
     run = _run(conversation)
     run_claim(run_id=run.pk, task_id="t1", worker=f"runs0@{socket.gethostname()}:{_dead_pid()}")
-    alive = _running(conversation, task_id="t2")  # fresh heartbeat, its process unknown here
+    # fresh heartbeat, its process unknown here (another chat: one turn per conversation)
+    other = conversation_create(owner=conversation.owner, title="Other", agent="echo")
+    alive = _running(other, task_id="t2")
     with django_capture_on_commit_callbacks(execute=True):
         reaped = run_reap_stale()
     assert reaped.requeued == [run.pk] and enqueued == [run.pk]
