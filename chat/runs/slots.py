@@ -92,6 +92,25 @@ def run_hold(*, run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, held_at__isnull=True).update(held_at=now)
 
 
+def run_hold_at_door(*, run_id: int) -> bool:
+    """Before a run is handed to an executor: hold it now if it must wait (True), so a
+    flood of one person's messages never fills the queue every person's turns go through
+    with takes that would only be turned away. Runs after the commit that stored the run,
+    under the person's lock: a release either sees it held or comes after this check."""
+    with transaction.atomic():
+        run = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).first()
+        if run is None:
+            return False
+        owner_id = run_owner(run_id)
+        if owner_id is None:
+            return False
+        person_lock(owner_id)
+        if not run_held(run=run, owner_id=owner_id):
+            return False
+        run_hold(run_id=run_id)
+        return True
+
+
 def runs_release(*, owner_id: int) -> list[int]:
     """Hand off the person's held runs that may start now; returns their ids. Their wait
     for a worker (the reaper's `queue_timeout`) counts from now."""

@@ -308,7 +308,7 @@ def test_a_person_past_the_cap_waits_and_another_person_starts_at_once(
 
 
 def test_a_held_run_is_not_failed_for_its_wait_and_stop_ends_it_at_once(
-    conversation, turns, settings
+    conversation, turns, settings, client_in
 ):
     from datetime import timedelta
 
@@ -324,6 +324,8 @@ def test_a_held_run_is_not_failed_for_its_wait_and_stop_ends_it_at_once(
         assert run_reap_stale().failed == []  # waiting its turn is not "nobody took it"
         waiting.refresh_from_db()
         assert waiting.status == RunStatus.QUEUED and waiting.held_at is not None
+        region = client_in.get(reverse("chat:run_status", args=[conversation.pk]))
+        assert "Queued: the assistant answers this once" in region.content.decode()
         run_cancel(conversation=conversation, run_id=waiting.pk)  # Stop on the queued turn
         waiting.refresh_from_db()
         assert waiting.status == RunStatus.CANCELLED
