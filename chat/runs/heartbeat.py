@@ -32,18 +32,18 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from chat.core.dbfaults import connections_reset
-from chat.core.models import (
-    EXTERNAL_WORKER,
-    Conversation,
-    Run,
-    RunAttempt,
-    RunStatus,
-    StopReason,
-)
+from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopReason
 from chat.core.runs import run_start
 from chat.core.services import event_emit
 from chat.core.waits import run_resume_if_ready, run_waits_lock
-from chat.runs.slots import person_lock, run_held, run_hold, runs_release_after, runs_release_stale
+from chat.runs.slots import (
+    person_lock,
+    run_held,
+    run_hold,
+    run_owner,
+    runs_release_after,
+    runs_release_stale,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +66,17 @@ def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt
     a message out again only after the worker process holding it died
     (task_reject_on_worker_lost) or after the visibility timeout, which is longer than a
     turn's hard time limit. The attempt it replaces is recorded as lost.
+
+    A queued run that must wait its turn (chat.runs.slots) is held instead. Every take
+    passes the lock on the person's row first, then the run's (as releases do): two
+    takes can't both see the person's last free slot.
     """
     now = timezone.now()
+    owner_id = run_owner(run_id)
+    if owner_id is None:
+        return None
     with transaction.atomic():
+        person_lock(owner_id)
         run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None:
             return None
@@ -83,17 +91,9 @@ def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt
             )
         elif run.status != RunStatus.QUEUED:
             return None
-        else:
-            # One turn at a time per conversation, a few per person (chat.runs.slots): the
-            # person's row is the lock every take of their runs passes, so two takes can't
-            # both see the last free slot. A held run stays queued, released later.
-            owner_id = Conversation.objects.filter(pk=run.conversation_id).values_list(
-                "owner_id", flat=True
-            )[0]
-            person_lock(owner_id)
-            if run_held(run=run, owner_id=owner_id):
-                run_hold(run_id=run.pk)
-                return None
+        elif run_held(run=run, owner_id=owner_id):  # one turn per chat, a few per person
+            run_hold(run_id=run.pk)
+            return None
         run.attempts += 1
         run.status = RunStatus.RUNNING
         run.started_at = run.started_at or now
