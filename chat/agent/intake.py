@@ -15,7 +15,7 @@ import yaml
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import StructuredAnswerEnvelope, intake_state, metadata_of, state_of
+from chat.core.metadata import intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role, Run, StopReason
 from chat.core.services import message_create
 from questionnaires.asks import selectors as ask_selectors
@@ -26,7 +26,6 @@ from questionnaires.asks.definitions import (
     conversation_definition,
     definition_ids,
 )
-from questionnaires.asks.extract import CONFIDENCE_VERBATIM
 from questionnaires.asks.state import state_view
 from questionnaires.protocol import ResponseSegment, parse_message
 from questionnaires.protocol.jsontypes import Json
@@ -48,8 +47,6 @@ def intake_turn(run: Run) -> str:
         reply = _take_in_text(conversation, definition, run, trigger, status)
         if reply is not None:
             return reply
-    elif trigger is not None:
-        _read_ahead(conversation, definition, metadata_of(trigger).get("structured_answer"))
     _missing_sync(conversation, definition)
     if ask_selectors.ask_pending(conversation=conversation):
         return StopReason.AWAITING_USER_INPUT  # a sibling ask of this turn is still open
@@ -126,34 +123,16 @@ def _take_in_text(
     return None
 
 
-def _read_ahead(
-    conversation: Conversation, definition: Definition, answer: StructuredAnswerEnvelope | None
-) -> None:
-    """Words that didn't answer their own question may answer a scale asked later: "maybe
-    4 out of 10" to "does it come with pain?" is a pain score of 4 (kept "Please check"),
-    so that slider isn't asked at 5 as if nothing had been said."""
-    if not answer or answer.get("source") != "user_free_text":
-        return
-    raw = str(answer.get("raw_text") or "")
-    confidence = answer.get("confidence")
-    if not raw or not isinstance(confidence, (int, float)) or confidence > CONFIDENCE_VERBATIM:
-        return
+def _said_for(conversation: Conversation, slot: Slot) -> str:
+    """For a scale asked after the question it depends on, the words the person typed for
+    that question: "maybe 4 out of 10" to "does it come with pain?" holds the 0–10 score.
+    They only set where the slider starts (`asks.ask_create(start_from=…)`): a question
+    never shown is never answered for the person (DESIGN §4.14), and no slot appears from
+    reading words."""
+    if slot.ask.get("type") != "scale" or not slot.when:
+        return ""
     view = state_view(state_of(conversation))
-    values, skipped = view["consultation_state"], set(view["skipped_slots"])
-    later = [
-        slot
-        for slot in _applicable(definition, values)
-        if slot.field not in values
-        and slot.field not in skipped
-        and slot.field != answer.get("field")
-        and slot.ask.get("type") == "scale"
-    ]
-    for slot in later:
-        if asks.slot_fill_from_text(
-            conversation=conversation, field=slot.field, ask=slot.ask, text=raw
-        ):
-            conversation.refresh_from_db(fields=["state"])
-            return
+    return view["raw_text"].get(str(slot.when["field"]), "")
 
 
 def _questionnaire_response(message: Message) -> dict[str, Json] | None:
@@ -237,6 +216,7 @@ def _ask_slots(
             run=run,
             turn_id=turn_id,
             reference=slot.reference,
+            start_from=_said_for(conversation, slot),
         )
     return StopReason.AWAITING_USER_INPUT
 

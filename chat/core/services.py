@@ -206,7 +206,7 @@ def answer_post(
         if lock_event is not None:
             event_emit(conversation_id=conversation.pk, name="card_locked", data=lock_event)
         # The person answered: the cards that waited for a new message are done.
-        waits_close_answered(conversation=conversation)
+        waits_close_answered(conversation=conversation, message=message)
         run_request(conversation=conversation, message=message)
     return message
 

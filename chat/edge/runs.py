@@ -51,16 +51,11 @@ def run_cancel(request: HttpRequest, conversation_id: int, run_id: int) -> HttpR
 @login_required
 @require_POST
 def run_retry(request: HttpRequest, conversation_id: int, run_id: int) -> HttpResponse:
-    response = _act(request, conversation_id, run_id, services.run_retry)
-    if _is_htmx(request) and response.status_code == 200:
-        # The stopped turn's messages leave this page at once (other pages when their
-        # stream brings `messages_superseded`): the retry's turn replaces them rather than
-        # appearing as a second copy.
-        conversation = conversation_for_page(request, conversation_id)
-        ids = services.run_superseded_ids(conversation=conversation, run_id=run_id)
-        removals = "".join(f'<article id="msg-{pk}" hx-swap-oob="delete"></article>' for pk in ids)
-        response.content = response.content + removals.encode()
-    return response
+    # The stopped turn's messages leave every page, this one included, when its stream
+    # brings `messages_superseded` (emitted before the retry's turn starts, so before any of
+    # its messages): one path. (Out-of-band deletes here found no target when the stream
+    # had removed them first, or when `run_started` had replaced the Retry form.)
+    return _act(request, conversation_id, run_id, services.run_retry)
 
 
 def _act(

@@ -97,12 +97,3 @@ def _supersede(run: Run) -> None:
         name="messages_superseded",
         data={"run_id": run.pk, "message_ids": [row.pk for row in rows]},
     )
-
-
-def run_superseded_ids(*, conversation: Conversation, run_id: int) -> list[int]:
-    """Ids of the messages a Retry of `run_id` replaced (the page removes them)."""
-    return list(
-        Message.objects.filter(
-            conversation=conversation, run_id=run_id, hidden=True, metadata__superseded=True
-        ).values_list("pk", flat=True)
-    )

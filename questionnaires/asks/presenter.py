@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
+from chat.core.metadata import AskPayload, AskStart, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import Definition, conversation_definition
@@ -76,6 +76,8 @@ class AskView:
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
     queued: bool = False  # open, but another question of its turn comes first
     changing: bool = False  # the response to a "Change answer" of this ask
+    # a scale's start read from the person's earlier words, and those words
+    start: AskStart | None = None
 
     @property
     def template(self) -> str:
@@ -91,9 +93,14 @@ class AskView:
 
     @property
     def live_state(self) -> str:
-        """ "" while open (an open widget refreshes itself, keeping what the person typed);
-        once answered, the answer's version, so a change in another tab reaches this one."""
-        return f"v{self.answer.pk}" if self.answer is not None else ""
+        """ "" while open or queued (an open widget refreshes itself, keeping what the
+        person types); closed without an answer, "c": its answer may still come (words
+        typed in the composer), and the tab's message list then brings it; once answered,
+        the answer's version, so a change in another tab reaches this one. (The widget
+        carries it too, `data-card-live`: a widget that closed itself is followed.)"""
+        if self.answer is not None:
+            return f"v{self.answer.pk}"
+        return "" if self.answerable else "c"
 
     @property
     def changeable(self) -> bool:
@@ -146,8 +153,12 @@ class AskView:
 
     @property
     def scale_start(self) -> int | float:
-        """Where the slider starts: the middle of the scale, on a step."""
+        """Where the slider starts: what the person already said (`start`), else the
+        middle of the scale, on a step."""
         low, high, step = self.ask["min"], self.ask["max"], self.ask["step"]
+        if self.start is not None and low <= self.start["value"] <= high:
+            value = self.start["value"]
+            return int(value) if float(value).is_integer() else value
         middle = low + round((high - low) / 2 / step) * step
         return int(middle) if float(middle).is_integer() else middle
 
@@ -174,6 +185,7 @@ def ask_view(
         typed=typed,
         options=option_views(ask),
         reference=reference_or_none(meta.get("knowledge_reference")),
+        start=meta.get("ask_start"),
     )
 
 
@@ -330,6 +342,10 @@ def answer_summary(message: Message) -> AnswerSummary | None:
     if answer is None:
         return None
     key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("provenance") == "amended" or answer.get("source") == "user_edit":
+        # A change ("Change answer", a panel edit) was said later: it shows where it was
+        # said, after the answer it changes (which stays: the agent read both).
+        return AnswerSummary()
     if answer.get("source") == "user_skipped":
         return AnswerSummary(key, format_html('<p class="answer-skipped">{}</p>', _("Skipped")))
     return AnswerSummary(key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta, tzinfo
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -218,7 +218,7 @@ def elicitation_answer(
     action: object,
     data: Mapping[str, Sequence[str]],
     user: User,
-    utc_offset: str = "Z",
+    zone: tzinfo = UTC,
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
     values, validated against the schema), `decline` or `cancel`. Exactly once.
@@ -237,7 +237,7 @@ def elicitation_answer(
         )
     content = None
     if action == "accept" and elicitation.mode == ElicitationMode.FORM:
-        read = form_read(fields_of(elicitation), data, utc_offset=utc_offset)
+        read = form_read(fields_of(elicitation), data, zone=zone)
         if not read.ok:
             lang = translation.get_language() or "en"
             raise ChatError(
@@ -378,13 +378,17 @@ def _end_reason(code: str, server: str) -> str:
 def elicitations_end(*, run_id: int, tool_call_id: str | None = None, code: str) -> int:
     """A run was stopped (`run_cancelled`), or a call ended while a card waited
     (`server_stopped_waiting`: pending cards only — its opened links are resolved with
-    its result; `host_interrupted`): the cards lock and say so. Returns how many."""
+    its result; `host_interrupted`): the cards lock and say so. Returns how many.
+
+    A link shown for -32042 is not a question the call waits on (the call has returned
+    with it: the person opens it, then the model calls again): only Stop ends it."""
     states = (
         (Status.PENDING,) if code == "server_stopped_waiting" else (Status.PENDING, Status.ACCEPTED)
     )
-    rows = Elicitation.objects.filter(run_id=run_id, status__in=states).values_list(
-        "pk", "status", "mode"
-    )
+    cards = Elicitation.objects.filter(run_id=run_id, status__in=states)
+    if code != "run_cancelled":
+        cards = cards.exclude(mode=ElicitationMode.URL, input_key="", session_ref="")
+    rows = cards.values_list("pk", "status", "mode")
     if not rows.exists():
         return 0
     if tool_call_id is not None:

@@ -75,10 +75,8 @@ def questionnaire_submit_view(
     if not request.htmx:
         url = reverse("chat:conversation", args=[conversation.pk])
         return redirect(f"{url}#msg-{result.user_message.pk}")
-    card_item, user_item = message_items_for(
-        conversation=conversation, messages=[message, result.user_message]
-    )
-    context = {"card_item": card_item, "user_item": user_item}
+    (card_item,) = message_items_for(conversation=conversation, messages=[message])
+    context = {"card_item": card_item}
     return render(request, "questionnaires/submit_done.html", context)
 
 

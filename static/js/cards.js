@@ -4,11 +4,19 @@
 (function () {
   "use strict";
   // Cards that can still change ("i" answerable, "p" waiting for a tool result): sent
-  // with each #messages fetch so the server returns out-of-band replacements.
+  // with each #messages fetch so the server returns out-of-band replacements. A card that
+  // re-renders itself says what it shows now (`data-card-live`), which the message's
+  // state from when it was rendered may no longer be.
   window.qcLiveCards = function () {
     var parts = [];
-    document.querySelectorAll("#messages article[data-card-state]").forEach(function (n) {
-      parts.push(n.id.replace("msg-", "") + ":" + n.dataset.cardState);
+    document.querySelectorAll("#messages > article[id]").forEach(function (n) {
+      var own = n.querySelectorAll("[data-card-live]");
+      var state = n.dataset.cardState || "";
+      if (own.length) {
+        state = "";
+        own.forEach(function (c) { state += c.dataset.cardLive; });
+      }
+      if (state) parts.push(n.id.replace("msg-", "") + ":" + state);
     });
     return parts.join(",");
   };

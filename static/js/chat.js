@@ -52,9 +52,14 @@
   });
   // A turn may ask two questions before either is answered; each answer is shown right
   // after its question (the server orders full pages the same way, chat.edge.page).
+  // (The first answer of a card only, as the server does: a later one stays where it was said.)
   function placeAnswers(box) {
+    var placed = {};
     box.querySelectorAll(":scope > article[data-answers]").forEach(function (answer) {
       var key = answer.dataset.answers;
+      var seq = parseInt(answer.dataset.seq, 10) || 0;
+      if (placed[key] !== undefined && placed[key] < seq) return;
+      placed[key] = seq;
       var card = null;
       box.querySelectorAll(":scope > article[data-answer-key]").forEach(function (a) {
         if (a.dataset.answerKey === key) card = a;
@@ -80,6 +85,16 @@
         SWAPPED_ERRORS.indexOf(evt.detail.xhr.status) !== -1) {
       evt.detail.shouldSwap = true;
       evt.detail.isError = false;
+    }
+  });
+  // A refusal that went (its card was answered: #composer-refusal came back empty) leaves
+  // the composer's text as it was, no longer marked invalid.
+  document.addEventListener("htmx:afterSettle", function () {
+    var box = document.getElementById("id_content");
+    if (box && box.getAttribute("aria-describedby") === "composer-error" &&
+        !document.getElementById("composer-error")) {
+      box.removeAttribute("aria-invalid");
+      box.removeAttribute("aria-describedby");
     }
   });
   // Enter sends, Shift+Enter makes a new line (not while an IME composes).

@@ -144,17 +144,26 @@ def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, 
 
 
 def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, server):
-    """Bug 6: "maybe 4 out of 10" is a pain score of 4 ("Please check"), not a slider asked
-    again from 5; editing a slot once the summary is shown brings a fresh summary."""
+    """Issue 32, defect 12: "it hurts a bit, maybe 4 out of 10" is *Mild pain* ("Please
+    check"), and the 0–10 score is asked with its slider at 4 (their words beside it), not
+    answered for them; editing a slot once the summary is shown brings a fresh summary."""
     _start(page, server)
     _open_ask(page, "knee_side").get_by_role("button", name="Left knee").click()
     pain = _open_ask(page, "pain_level")
-    pain.get_by_label("Or in your own words").fill("maybe 4 out of 10")
+    said = "it hurts a bit, maybe 4 out of 10"
+    pain.get_by_label("Or in your own words").fill(said)
     pain.get_by_label("Or in your own words").press("Enter")
-    score = page.locator('#state-panel [data-field="pain_score"]')
-    expect(score).to_contain_text("4")
-    expect(score).to_contain_text("Please check")
-    expect(page.locator('.ask[data-field="pain_score"]')).to_have_count(0)
+    level = page.locator('#state-panel [data-field="pain_level"]')
+    expect(level).to_contain_text("Mild pain")
+    expect(level).to_contain_text("Please check")
+    score = _open_ask(page, "pain_score")
+    expect(score.locator("input[type=range]")).to_have_value("4")
+    expect(score.locator(".ask-start")).to_contain_text(said)
+    expect(page.locator('#state-panel [data-field="pain_score"]')).not_to_contain_text("4")
+    score.get_by_role("button", name="Send", exact=True).click()
+    row = page.locator('#state-panel [data-field="pain_score"]')
+    expect(row).to_contain_text("4")
+    expect(row).not_to_contain_text("Please check")
     # on to the summary
     duration = _open_ask(page, "duration")
     duration.locator("select").select_option("1_3m")

@@ -194,16 +194,43 @@ def test_new_conversation_form_starts_the_intake(client_in):
     assert Message.objects.filter(role="assistant").count() == 3
 
 
-def test_words_that_answer_a_later_scale_fill_it(intake):
-    """Bug 6: "maybe 4 out of 10" typed for "does it come with pain?" is a pain score of 4
-    (to be checked), not a 0–10 slider asked again from 5."""
+def test_words_that_hold_a_later_scale_only_set_where_it_starts(intake):
+    """Issue 32, defect 12: "it hurts a bit, maybe 4 out of 10" typed for "does it come
+    with pain?" is *Mild pain* (to be checked), not the sentence verbatim; the 0–10 score
+    is not answered for the person (nor does a slot appear from reading words): its
+    slider opens at 4, with their words beside it, for them to send or move."""
+    from django.template.loader import render_to_string
+
+    from questionnaires.asks.presenter import ask_view_single
+
     _click(intake, "knee_side", "left")
-    _click(intake, "pain_level", None, source="user_free_text", raw_text="maybe 4 out of 10")
+    said = "it hurts a bit, maybe 4 out of 10"
+    _click(intake, "pain_level", None, source="user_free_text", raw_text=said)
+    state = _state(intake)
+    assert state["consultation_state"]["pain_level"] == "mild"
+    assert state["confidence"]["pain_level"] <= 0.7  # the panel says "Please check"
+    assert "pain_score" not in state["consultation_state"]
+    assert "pain_score" not in state.get("confidence", {})
+    score = _pending(intake)["pain_score"]
+    assert score.metadata["ask_start"] == {"value": 4, "said": said}
+    view = ask_view_single(conversation=intake, message=score)
+    widget = render_to_string(view.template, {"ask": view, "card": view})
+    assert 'value="4"' in widget and said in widget
+    # sent as it stands, it is the person's own answer (a click on the value shown)
+    _click(intake, "pain_score", 4)
     state = _state(intake)
     assert state["consultation_state"]["pain_score"] == 4
-    assert state["confidence"]["pain_score"] <= 0.7  # the panel says "Please check"
-    assert state["raw_text"]["pain_score"] == "maybe 4 out of 10"
-    assert "pain_score" not in _pending(intake)
+    answer = StructuredAnswer.objects.get(field="pain_score")
+    assert answer.source == "user_option_click"
+
+
+def test_a_number_in_a_sentence_answers_a_scale(intake):
+    """Typed to the scale itself, the number in a sentence is the value; the scale's own
+    maximum ("out of 10") is not."""
+    _click(intake, "knee_side", "left")
+    _click(intake, "pain_level", "moderate")
+    _click(intake, "pain_score", None, source="user_free_text", raw_text="I'd say 6 out of 10")
+    assert _state(intake)["consultation_state"]["pain_score"] == 6
 
 
 def test_correcting_a_slot_after_the_summary_shows_the_summary_again(intake):

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chat", "0014_question_budget"),
+        ("chat", "0015_mcp_legacy_tools"),
     ]
 
     operations = [
