@@ -150,8 +150,9 @@ class _Loop:
         """Stream one model call; returns its `Completion` (via `yield from`)."""
         completion: Completion | None = None
         streamed: list[str] = []
+        stream = self.client.stream(self.history, self.schemas)
         try:
-            for chunk in self.client.stream(self.history, self.schemas):
+            for chunk in stream:
                 if isinstance(chunk, Completion):
                     completion = chunk
                 elif chunk:
@@ -161,6 +162,12 @@ class _Loop:
                         yield from self._stopped_mid_reply("".join(streamed))
         except LLMError as exc:
             raise _Stopped(RunStopped(Stop.ERROR, exc.code, exc.message)) from exc
+        finally:
+            # A stopped turn ends the call now, not whenever the generator is collected:
+            # the backend closes its connection, and the call's usage is recorded.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         if completion is None:
             message = "The model stream ended without a completion."
             raise _Stopped(RunStopped(Stop.ERROR, "llm_incomplete", message))

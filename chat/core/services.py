@@ -26,9 +26,7 @@ from chat.core.models import (
 )
 from chat.core.realtime import wake
 from chat.core.runs import run_request
-from chat.core.usage import budget_problem
 from chat.core.waits import waits_close_answered
-from chat.obs import metrics
 from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
@@ -210,12 +208,8 @@ def answer_post(
     that dies afterwards can leave nothing half done (the run is started from its row).
     """
     message_check_size(content)
-    # A person past their daily token budget: refused before anything is stored (the
-    # caller's transaction, if any, rolls back whatever it wrote).
-    problem = budget_problem(conversation=conversation)
-    if problem is not None:
-        metrics.TURNS_REFUSED.labels(problem.code).inc()
-        raise problem
+    # A person past their daily token budget: `run_request` (chat.core.runs.run_create)
+    # refuses the turn, and the caller's transaction rolls back whatever it wrote.
     with transaction.atomic():
         message = message_create(
             conversation=conversation,

@@ -21,11 +21,15 @@ TEMPLATE = "chat/run_status.html"
 def _region(
     request: HttpRequest, conversation: Conversation, error: ChatError | None = None
 ) -> HttpResponse:
-    # An htmx refusal still answers 200: htmx swaps only 2xx, and the region shows the
-    # error (its code in data-error-code) where the user clicked.
+    # A refusal answers its status (409, 429) with the region showing the error (its code
+    # in data-error-code) where the user clicked: #run-status has data-swap-errors, so
+    # the page swaps it in (static/js/chat.js).
     run = selectors.run_latest(conversation=conversation)
     context = {"conversation": conversation, "run": run, "action_error": error}
-    return render(request, TEMPLATE, context)
+    response = render(request, TEMPLATE, context, status=error.status if error else 200)
+    if error is not None and "retry_after" in error.details:
+        response["Retry-After"] = str(error.details["retry_after"])
+    return response
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -67,7 +71,10 @@ def _act(
         if error.status == 404:
             raise Http404() from None
         if not _is_htmx(request):
-            return HttpResponse(error.message, status=error.status, content_type="text/plain")
+            page = HttpResponse(error.message, status=error.status, content_type="text/plain")
+            if "retry_after" in error.details:
+                page["Retry-After"] = str(error.details["retry_after"])
+            return page
         return _region(request, conversation, error)
     if not _is_htmx(request):
         return redirect("chat:conversation", conversation_id=conversation.pk)

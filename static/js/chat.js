@@ -75,9 +75,10 @@
     if (!box || !xhr || xhr.status !== 409 || !window.htmx) return;
     window.setTimeout(function () { window.htmx.trigger(box, "qc:refresh"); }, 0);
   });
-  // A refusal (400 bad input, 409 conflict, 413 too long) comes back as the form or card
-  // with its reason and what the user typed: swap it in (htmx skips 4xx by default).
-  var SWAPPED_ERRORS = [400, 409, 413];
+  // A refusal (400 bad input, 409 conflict, 413 too long, 429 past the day's token
+  // allowance) comes back as the form, card or run region with its reason and what the
+  // user typed: swap it in (htmx skips 4xx by default).
+  var SWAPPED_ERRORS = [400, 409, 413, 429];
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
     if (elt && elt.closest && elt.closest("[data-swap-errors]") &&
