@@ -172,7 +172,7 @@ def test_pause_then_continue(scripted, script):
     run = last_run(scripted)
     assert (run.stop_reason, run.iterations) == (StopReason.MAX_ITERATIONS, 2)
     pause = scripted.messages.filter(role="assistant").order_by("-seq").first()
-    assert pause.metadata["kind"] == "pause" and "(2)" in pause.content
+    assert pause.metadata["kind"] == "pause" and "limit of 2 steps" in pause.content
     message_post_user(
         conversation=scripted, content="<questionnaire-response>{}</questionnaire-response>"
     )
