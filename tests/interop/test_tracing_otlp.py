@@ -12,7 +12,6 @@ request span (Django's instrumentation serves ASGI only with
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from bench.liveserver import LiveServer
 from bench.mcp_servers import make_modern_server, serve
+from tests.support import wait_for
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 SETUP = """
@@ -98,16 +98,6 @@ def _received(span: Any) -> Received:
     )
 
 
-def _until(check: Any, what: str, timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _ancestors(span: Received, by_id: dict[str, Received]) -> Iterator[Received]:
     while span.parent in by_id:
         span = by_id[span.parent]
@@ -150,7 +140,7 @@ def test_one_trace_from_the_request_through_the_run_to_the_model_and_the_mcp_ser
             listed = api.get(f"/api/v1/conversations/{conversation}/messages").json()
             return any(m["content"] == "It is 5." for m in listed["messages"])
 
-        _until(answered, "the model's answer")
+        wait_for(answered, "the model's answer", timeout=90)
         names = ("chat.run", "chat.model_call", "chat.mcp_call")
 
         def complete() -> list[Received]:
@@ -158,7 +148,7 @@ def test_one_trace_from_the_request_through_the_run_to_the_model_and_the_mcp_ser
             model_calls = [s for s in spans if s.name == "chat.model_call"]
             return spans if set(names) <= {s.name for s in spans} and len(model_calls) == 2 else []
 
-        spans = _until(complete, "the run's spans to be exported")
+        spans = wait_for(complete, "the run's spans to be exported", timeout=90)
         by_id = {s.span_id: s for s in spans}
         run = next(s for s in spans if s.name == "chat.run")
         request = [s for s in _ancestors(run, by_id) if s.kind == 2]
