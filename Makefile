@@ -54,10 +54,13 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The TypeScript-SDK MCP server some tests talk to (skipped with a reason without node).
-TS_SERVER := tests/support/ts_server
-$(TS_SERVER)/node_modules/.installed: $(TS_SERVER)/package-lock.json
-	if command -v npm >/dev/null; then cd $(TS_SERVER) && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
+# npm-published counterparts the tests use, at the versions their lockfiles pin (skipped
+# with a reason without node): the TypeScript-SDK MCP server and client, and the API
+# clients openapi-typescript + openapi-fetch generate.
+NODE_TOOLS := tests/support/ts_server tests/support/api_clients
+NODE_STAMPS := $(NODE_TOOLS:%=%/node_modules/.installed)
+%/node_modules/.installed: %/package-lock.json
+	if command -v npm >/dev/null; then cd $* && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
 # Three test processes (pytest-xdist) on a 2-core CI machine: browser tests and the live
 # servers, Celery workers and session hosts the tests start spend much of their time waiting,
@@ -66,7 +69,7 @@ $(TS_SERVER)/node_modules/.installed: $(TS_SERVER)/package-lock.json
 TEST_WORKERS ?= 3
 # The app's and the tests' own modules compiled once (see `install`): the suite starts
 # dozens of Python processes (live servers, Celery workers, the session host).
-test: $(STAMP) lint $(TS_SERVER)/node_modules/.installed
+test: $(STAMP) lint $(NODE_STAMPS)
 	$(PY) -m compileall -q -j 0 chat questionnaires tests bench >/dev/null
 	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 

@@ -23,6 +23,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 django_application = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
+from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware  # noqa: E402
 
 from chat.edge import mcp as chat_mcp  # noqa: E402
 from chat.edge import stream_asgi  # noqa: E402
@@ -31,8 +32,9 @@ from chat.obs import metrics  # noqa: E402
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# (path prefix, app). A mounted app sees the full path.
-MOUNTS: list[tuple[str, ASGIApp]] = [(chat_mcp.PATH, chat_mcp.application)]
+# (path prefix, app). A mounted app sees the full path. The MCP endpoint is outside Django,
+# so it gets its request spans from the ASGI instrumentation (no-ops while tracing is off).
+MOUNTS: list[tuple[str, ASGIApp]] = [(chat_mcp.PATH, OpenTelemetryMiddleware(chat_mcp.application))]
 # Async context managers entered at server start-up and left at shutdown.
 LIFESPAN_CONTEXTS: list[Callable[[], contextlib.AbstractAsyncContextManager[Any]]] = [
     chat_mcp.lifespan

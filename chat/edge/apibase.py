@@ -10,8 +10,9 @@ serves the OpenAPI 3.1 document at `/api/v1/openapi.json` and its docs page at
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, ClassVar, Self, TypeAlias
+from typing import Annotated, Any, ClassVar, Self, TypeAlias
 
 from django.contrib.auth.models import User
 from django.core.exceptions import RequestDataTooBig
@@ -22,6 +23,8 @@ from ninja import NinjaAPI, Router, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.openapi.docs import Swagger
+from ninja.openapi.schema import OpenAPISchema
+from ninja.operation import Operation
 from ninja.params import functions as param
 from ninja.parser import Parser
 from ninja.security.http import HttpAuthBase
@@ -308,9 +311,68 @@ def _unauthorized(request: HttpRequest, exc: object) -> HttpResponse:
     return error_response(bad_token_strike(client_address(request)))
 
 
+class ChatApi(NinjaAPI):
+    """The NinjaAPI whose OpenAPI document generated clients take unedited.
+
+    ninja writes an optional body's Python default (`body: X = EMPTY`) into the document
+    as a body-level `default` beside an `allOf` wrapping the body's `$ref`. OpenAPI gives
+    that no meaning (`required: false` already says the body may be absent), and
+    openapi-python-client refuses the operation ("ModelProperty cannot have a default
+    value") — so every request body is described by its plain `$ref`.
+
+    A request schema's property with a `default` is one a client may leave out, but
+    openapi-typescript (default options) types every property with a default as always
+    present, so a client would have to send all of them. In the schemas of request bodies
+    the default moves into the description ("Default: `external`."), which every
+    generator reads as an optional property.
+    """
+
+    def get_openapi_operation_id(self, operation: Operation) -> str:
+        """The view's own name (`conversation_create`), which generated clients use as
+        the method's name; ninja's default prefixes the module path."""
+        return operation.view_func.__name__
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, object] | None = None
+    ) -> OpenAPISchema:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        bodies: set[str] = set()
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                content = (operation.get("requestBody") or {}).get("content", {})
+                for media in content.values():
+                    media["schema"] = _plain_body_schema(media.get("schema", {}))
+                    bodies.add(str(media["schema"].get("$ref", "")).rpartition("/")[2])
+        components = schema.get("components", {}).get("schemas", {})
+        for name in bodies & set(components):
+            _defaults_described(components[name])
+        return schema
+
+
+def _plain_body_schema(body: dict[str, object]) -> dict[str, object]:
+    """`{"allOf": [{"$ref": R}], "default": …}` → `{"$ref": R}`; anything else as it is."""
+    wrapped = body.get("allOf")
+    if isinstance(wrapped, list) and len(wrapped) == 1 and set(body) <= {"allOf", "default"}:
+        only = wrapped[0]
+        if isinstance(only, dict) and set(only) == {"$ref"}:
+            return dict(only)
+    return {key: value for key, value in body.items() if key != "default"}
+
+
+def _defaults_described(body: dict[str, Any]) -> None:
+    """Each property's `default` said in its description instead (see `ChatApi`)."""
+    for prop in (body.get("properties") or {}).values():
+        if isinstance(prop, dict) and "default" in prop:
+            default = json.dumps(prop.pop("default"), ensure_ascii=False)
+            said = f"Default: `{default}`."
+            prop["description"] = (
+                f"{prop['description']} {said}" if prop.get("description") else said
+            )
+
+
 def api_build(routers: Iterable[Router], *, version: str) -> NinjaAPI:
     """One NinjaAPI with `routers` mounted at its root (namespace "api")."""
-    api = NinjaAPI(
+    api = ChatApi(
         title="Inline-questionnaire chat API",
         version=version,
         description=DESCRIPTION,

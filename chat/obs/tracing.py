@@ -7,9 +7,13 @@ the rest itself (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_S
 `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_*`…). OTLP goes over HTTP/protobuf;
 `OTEL_SDK_DISABLED=true` turns everything off.
 
-Instrumented: Django requests, Celery (the task message carries the trace context, so a
-run's spans continue the trace of the request that asked for it), httpx (the OpenAI
-SDK's and the MCP SDK's HTTP calls). The product's own spans: `chat.run` (one attempt),
+Instrumented: Django requests (under uvicorn too: Django's instrumentation serves ASGI
+requests only with `opentelemetry-instrumentation-asgi` installed), the MCP endpoint
+mounted beside Django (`chat.asgi`), Celery (the task message carries the trace context,
+so a run's spans continue the trace of the request that asked for it), and the HTTP
+clients: httpx, and httpx2 — through which the OpenAI SDK (3.x) and the MCP SDK (2.x)
+send, so a model call and an MCP call each have their client span and pass the trace on
+(`traceparent`) to the model endpoint and the MCP server. The product's own spans: `chat.run` (one attempt),
 `chat.model_call` (every model call, offline agents' too, with token counts),
 `chat.mcp_call` (a tool call to an MCP server) and `chat.wait` (a question waiting for a
 person: recorded when it closes, from when it opened, under the span that asked it).
@@ -119,9 +123,17 @@ def tracing_setup(
 def _instrumentors() -> list[BaseInstrumentor]:
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
-    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.httpx import (
+        HTTPX2ClientInstrumentor,
+        HTTPXClientInstrumentor,
+    )
 
-    return [DjangoInstrumentor(), CeleryInstrumentor(), HTTPXClientInstrumentor()]  # type: ignore[no-untyped-call]
+    return [
+        DjangoInstrumentor(),
+        CeleryInstrumentor(),  # type: ignore[no-untyped-call]
+        HTTPXClientInstrumentor(),
+        HTTPX2ClientInstrumentor(),
+    ]
 
 
 def _instrument(provider: TracerProvider) -> None:

@@ -123,7 +123,7 @@ class AnswerRecorded(Schema):
     openapi_extra=error_descriptions(409),
     summary="Ask the user a structured question",
 )
-def asks_view(
+def ask_create(
     request: HttpRequest, body: AskIn, conversation_id: ConversationId
 ) -> Status[Mapping[str, object]]:
     """Shows an `ask_user_options` widget in the conversation."""
@@ -144,7 +144,7 @@ def asks_view(
     openapi_extra=error_descriptions(409),
     summary="Answer an ask",
 )
-def answers_view(
+def answer_create(
     request: HttpRequest, body: AnswerIn, conversation_id: ConversationId
 ) -> Status[Mapping[str, object]]:
     """201 with the state, `missing_slots` and `confidence`; 200 when the same answer

@@ -1,0 +1,32 @@
+"""The interop suite (issue 33): software nobody here wrote, used unedited, against a real
+server of the app (own SQLite file, ASGI lifespan on)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.liveserver import LiveServer
+
+SUPPORT = Path(__file__).resolve().parent.parent / "support"
+
+
+@pytest.fixture(scope="session")
+def interop_server(tmp_path_factory) -> Iterator[LiveServer]:
+    with LiveServer(
+        tmp_path_factory.mktemp("interop"), settings_module="tests.support.settings_fast"
+    ) as server:
+        yield server
+
+
+def node_tools(folder: str) -> Path:
+    """`tests/support/<folder>` with its npm packages, or the test skips with the reason."""
+    path = SUPPORT / folder
+    if shutil.which("node") is None:
+        pytest.skip("needs node (Node.js) for the npm-published clients")
+    if not (path / "node_modules" / ".installed").exists():
+        pytest.skip(f"needs `make test` to install tests/support/{folder}'s npm packages")
+    return path
