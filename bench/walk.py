@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 # The thread as a person sees it, from the live DOM (html=None) or from a page's HTML: what
 # a reload must reproduce. Left out: what is only a reaction to this tab's own request
 # (role=alert notices), scripts, hidden form plumbing and the dev-only raw envelope.
@@ -55,7 +57,12 @@ NORMALISE_JS = r"""
   }));
   const composer = doc.querySelector("#composer");
   const refusal = composer ? [...composer.querySelectorAll(".refusal, [data-refusal]")].map(text).join(" | ") : "";
-  return {thread, panel: text(doc.querySelector("#side-panel .side-panel-body")), refusal};
+  return {
+    thread,
+    panel: text(doc.querySelector("#side-panel .side-panel-body")),
+    refusal,
+    run: text(doc.querySelector("#run-status")),
+  };
 }
 """
 
@@ -63,6 +70,19 @@ ALERTS_JS = r"""
 () => [...document.querySelectorAll("#messages [role=alert], #composer [role=alert]")]
   .filter(e => e.offsetParent !== null).map(e => e.textContent.replace(/\s+/g, " ").trim())
 """
+
+# Checks that fail today because of a defect another branch fixes: (invariant, action) ->
+# issue 32 defect number. The walk counts them (the CI walk ends xfail) instead of failing;
+# each entry goes once main has its fix.
+KNOWN_DEFECTS: dict[tuple[str, str], int] = {
+    ("I1", "compose"): 6,  # answered from the composer: "Closed" live, "Answered" reloaded
+    ("I1", "type"): 6,
+    ("I1", "change"): 6,  # a change: both bubbles live, only the change reloaded
+    ("I2", "decline"): 1,  # the declined card's bubble shows only the title
+    ("I4", "decline"): 1,  # ...and the intake re-posts the identical summary
+    ("I4", "panel_edit"): 9,  # every panel edit re-posts the summary and its card
+    ("I2", "confirm"): 2,  # a click on the preselected option says "kept the default"
+}
 
 WORDS = [
     "only a little",
@@ -86,6 +106,7 @@ class Tab:
     name: str
     page: Any
     js: bool = True
+    reloaded: bool = False  # (this step reloaded it: I5 looks for refusals on it)
 
 
 @dataclass
@@ -141,28 +162,41 @@ class Walk:
         then check I2-I6 once."""
         deadline = time.monotonic() + self.settle_timeout
         diff = ""
+        polls = 0
+        invariant = "I1"
         while True:
             fresh = self.fresh()
             diff = ""
             for tab in self.tabs:
                 if not tab.js:
-                    tab.page.goto(self.url)  # a no-JS client sees the server's page
+                    # A no-JS client is judged by the page its own action brought (then by
+                    # its reloads, as its refresh tag does while a turn runs); otherwise
+                    # it keeps its page, stale, and its next action is a stale tab's.
+                    if tab is not actor:
+                        continue
+                    if polls:
+                        tab.page.goto(self.url)
                 live = tab.page.evaluate(NORMALISE_JS, None)
-                diff = diff or _diff(tab.name, live, fresh)
+                if not diff:
+                    diff = _diff(tab.name, live, fresh)
+                    # (the composer's refusal outliving its cause is I5's)
+                    invariant = "I5" if live["refusal"] != fresh["refusal"] else "I1"
             if not diff:
                 break
             if time.monotonic() > deadline:
-                self._fail("I1", action, diff)
+                self._fail(invariant, action, diff)
                 for tab in self.tabs:  # start again from what the server holds
                     tab.page.reload()
                 break
+            polls += 1
             time.sleep(0.2)
-        self._check_record(action, fresh)
+        self._check_record(action)
         self._check_cards(action, fresh)
         self._check_alerts(action, actor)
 
-    def _check_record(self, action: str, fresh: dict[str, Any]) -> None:
+    def _check_record(self, action: str) -> None:
         record = self.record()
+        fresh = self.fresh()  # (after the record: a turn still running may have added to it)
         shown = {m["id"]: m for m in fresh["thread"]}
         current = [u for u in record["users"] if not u["superseded"]]
         # I3: the agent reads each stored envelope as it is.
@@ -201,8 +235,8 @@ class Walk:
             pair = (a["id"], b["id"])
             if pair in self.reposts or not a["body"] or a["body"] != b["body"]:
                 continue
-            if _titles(a) != _titles(b):
-                continue
+            if _titles(a) != _titles(b) or not any(c["state"] == "open" for c in b["cards"]):
+                continue  # (an identical card offered again is open)
             self.reposts.add(pair)
             # Asked again after a message it could not read (the composer): the card is
             # its way forward, not a loop. After an answer to the card itself, it is.
@@ -212,9 +246,7 @@ class Walk:
     def _check_alerts(self, action: str, actor: Tab | None) -> None:
         # I5: a tab that just loaded the page shows no refusal (nothing was refused in it).
         for tab in self.tabs:
-            if tab is actor or not tab.js:
-                continue
-            if getattr(tab, "reloaded", False):
+            if tab.js and tab.reloaded:
                 alerts = tab.page.evaluate(ALERTS_JS)
                 if alerts:
                     self._fail("I5", action, f"{tab.name} shows {alerts!r} after a reload")
@@ -234,7 +266,8 @@ class Walk:
 
     # --- the actions -------------------------------------------------------------------
 
-    def run(self, steps: int) -> None:
+    def run(self, steps: int, only: tuple[str, ...] = ()) -> None:
+        """`steps` random actions (of `only`, when given)."""
         for tab in self.tabs:
             tab.page.goto(self.url)
         self.settle("open", None)
@@ -248,8 +281,12 @@ class Walk:
             ("compose", self.compose),
             ("confirm", self.confirm),
             ("decline", self.decline),
+            ("stop", self.stop),
+            ("send_and_stop", self.send_and_stop),
+            ("retry", self.retry),
             ("reload", self.reload),
         ]
+        actions = [a for a in actions if not only or a[0] in only]
         done = 0
         tries = 0
         while done < steps and tries < steps * 6:
@@ -259,7 +296,7 @@ class Walk:
             if not tab.js and name in ("panel_edit", "type", "change"):
                 continue  # (these need the page's scripts for their disclosure / Enter)
             for other in self.tabs:
-                other.reloaded = False  # type: ignore[attr-defined]
+                other.reloaded = False
             if not act(tab):
                 continue
             done += 1
@@ -389,9 +426,46 @@ class Walk:
         self._after_submit(tab)
         return True
 
+    def stop(self, tab: Tab) -> bool:
+        button = tab.page.locator("#run-status .run-stop")
+        if not button.count() or not button.is_visible():
+            return False
+        try:  # (the turn may end, and the status be re-rendered, as it is clicked)
+            button.click(timeout=3000)
+        except PlaywrightTimeout:
+            return False
+        self._after_submit(tab)
+        return True
+
+    def send_and_stop(self, tab: Tab) -> bool:
+        """Send, then press Stop while the turn streams (in this tab or the other one)."""
+        if not tab.js:
+            return False
+        self.compose(tab)
+        stopper = self.rng.choice([t for t in self.tabs if t.js])
+        self.log.append(f"    (Stop in {stopper.name})")
+        button = stopper.page.locator("#run-status .run-stop")
+        try:
+            button.wait_for(state="visible", timeout=10_000)
+            button.click(timeout=3000)
+        except PlaywrightTimeout:
+            self.log.append("    (the turn ended before Stop)")
+        return True
+
+    def retry(self, tab: Tab) -> bool:
+        button = tab.page.locator("#run-status .run-retry")
+        if not button.count() or not button.is_visible():
+            return False
+        try:  # (the turn may end, and the status be re-rendered, as it is clicked)
+            button.click(timeout=3000)
+        except PlaywrightTimeout:
+            return False
+        self._after_submit(tab)
+        return True
+
     def reload(self, tab: Tab) -> bool:
         tab.page.reload()
-        tab.reloaded = True  # type: ignore[attr-defined]
+        tab.reloaded = True
         return True
 
     def _after_submit(self, tab: Tab) -> None:
@@ -403,7 +477,7 @@ def _diff(name: str, live: dict[str, Any], fresh: dict[str, Any]) -> str:
     if live == fresh:
         return ""
     lines = [f"{name} differs from a fresh load:"]
-    for key in ("panel", "refusal"):
+    for key in ("panel", "refusal", "run"):
         if live[key] != fresh[key]:
             lines.append(f"  {key}: live {live[key]!r}\n  {' ' * len(key)}  fresh {fresh[key]!r}")
     la, fa = live["thread"], fresh["thread"]
