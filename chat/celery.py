@@ -15,12 +15,13 @@ import asyncio
 import ctypes
 import ctypes.util
 import logging
+import logging.config
 import os
 import signal
 import threading
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import setup_logging, worker_process_init, worker_process_shutdown
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -32,6 +33,17 @@ app.autodiscover_tasks(["chat.runs"])
 
 logger = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1
+
+
+@setup_logging.connect
+def _project_logging(**_kwargs: object) -> None:
+    """Workers and beat log the way the web workers do (`settings.LOGGING`: with
+    LOG_FORMAT=json every line JSON), Python warnings included (Celery's own warnings, e.g.
+    running as root, came out as plain text lines between the JSON ones)."""
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    logging.captureWarnings(True)
 
 
 @worker_process_init.connect

@@ -120,6 +120,8 @@ MIDDLEWARE = [
     "chat.core.dbfaults.ConnectionLossRetryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Times shown and typed in the person's own zone (the browser's `tz` cookie; UTC without).
+    "chat.edge.timezones.PersonTimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -450,6 +452,9 @@ LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60"))
 # {"include_usage": true}`); an endpoint that refuses the option can turn it off, and
 # its usage is then estimated (and marked so).
 LLM_STREAM_USAGE = env_bool("LLM_STREAM_USAGE", True)
+# A 429 whose Retry-After (or retry-after-ms) asks for a wait is retried before anything
+# streamed, while the waits of one call add up to at most this many seconds (0: never).
+LLM_RATE_LIMIT_WAIT_SECONDS = float(os.environ.get("LLM_RATE_LIMIT_WAIT_SECONDS", "20"))
 # MCP servers as tool sources (chat/mcphost). A tool call fails with MCP_TIMEOUT after
 # MCP_TOOL_TIMEOUT seconds of a silent server; the clock stops while a person answers the
 # server's elicitation (bounded by MCP_ELICITATION_TIMEOUT instead). Connecting gives up

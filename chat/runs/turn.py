@@ -447,6 +447,7 @@ def openai_turn(run: Run) -> str:
             model=settings.LLM_MODEL,
             timeout=settings.LLM_TIMEOUT_SECONDS,
             stream_usage=settings.LLM_STREAM_USAGE,
+            rate_limit_wait=settings.LLM_RATE_LIMIT_WAIT_SECONDS,
         )
     except LLMError as exc:
         raise RunFailed(exc.code, exc.message) from exc

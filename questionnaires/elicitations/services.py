@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta, tzinfo
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -218,7 +218,7 @@ def elicitation_answer(
     action: object,
     data: Mapping[str, Sequence[str]],
     user: User,
-    utc_offset: str = "Z",
+    zone: tzinfo = UTC,
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
     values, validated against the schema), `decline` or `cancel`. Exactly once.
@@ -237,7 +237,7 @@ def elicitation_answer(
         )
     content = None
     if action == "accept" and elicitation.mode == ElicitationMode.FORM:
-        read = form_read(fields_of(elicitation), data, utc_offset=utc_offset)
+        read = form_read(fields_of(elicitation), data, zone=zone)
         if not read.ok:
             lang = translation.get_language() or "en"
             raise ChatError(

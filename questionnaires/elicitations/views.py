@@ -45,7 +45,7 @@ def elicitation_answer_view(
             action=actions[0] if len(actions) == 1 else None,
             data={k: v for k, v in request.POST.lists() if k.startswith("answer-")},
             user=signed_in(request),
-            utc_offset=_utc_offset(),
+            zone=timezone.get_current_timezone(),
         )
     except ChatError as error:
         draft = ElicitationDraft(_typed(error), error.field_messages(), error.message)
@@ -81,9 +81,3 @@ def _opening(request: HtmxRequest, row: Elicitation) -> HttpResponse:
     response = render(request, "questionnaires/elicitation_open.html", context)
     response["Referrer-Policy"] = "no-referrer"
     return response
-
-
-def _utc_offset() -> str:
-    """The current time zone's offset ("+08:00"): a `datetime-local` value means local."""
-    raw = timezone.localtime().strftime("%z")
-    return f"{raw[:3]}:{raw[3:]}" if raw else "Z"

@@ -6,9 +6,11 @@ Pure (standard library only).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, tzinfo
 
 from .elicitation_schema import (
     MAX_OPTIONS,
@@ -38,13 +40,18 @@ class Validated:
         return not self.errors
 
 
+# A `datetime-local` value: a wall-clock time without an offset.
+LOCAL_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?")
+
+
 def form_read(
-    fields: Sequence[FieldSpec], data: Mapping[str, Sequence[str]], *, utc_offset: str = "Z"
+    fields: Sequence[FieldSpec], data: Mapping[str, Sequence[str]], *, zone: tzinfo = UTC
 ) -> Validated:
     """Read a form post (`answer-<name>` → values) into content and check it.
 
     Empty optional fields are left out; an unchecked checkbox is `false`. A `date-time`
-    typed without an offset (`datetime-local`) gets `utc_offset`.
+    typed without an offset (`datetime-local`) is a time on the person's clock: it gets
+    `zone`'s offset on that date (so daylight saving time is right).
     """
     content: dict[str, Primitive] = {}
     errors: dict[str, FieldError] = {}
@@ -52,7 +59,7 @@ def form_read(
     for spec in fields:
         raw = [str(v) for v in data.get(f"answer-{spec.name}", [])][: MAX_OPTIONS + 1]
         values[spec.name] = raw
-        present, value, error = _typed(spec, raw, utc_offset)
+        present, value, error = _typed(spec, raw, zone)
         if error is None and not present and spec.required:
             error = FieldError("required")
         if error is None and present:
@@ -65,7 +72,7 @@ def form_read(
 
 
 def _typed(
-    spec: FieldSpec, raw: list[str], offset: str
+    spec: FieldSpec, raw: list[str], zone: tzinfo
 ) -> tuple[bool, Primitive, FieldError | None]:
     """(present, typed value, parse error) of one field's posted values."""
     if spec.kind == "boolean":
@@ -88,10 +95,10 @@ def _typed(
         return True, number, None
     if text == "":
         return False, None, None
-    if spec.format == "date-time" and re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", text):
-        text += ":00" + offset
-    elif spec.format == "date-time" and re.fullmatch(r"\d{4}-\d{2}-\d{2}T[\d:.]{8,}", text):
-        text += offset
+    if spec.format == "date-time" and LOCAL_DATE_TIME.fullmatch(text):
+        # 2026-02-30T…: left as typed, and the format check says why
+        with contextlib.suppress(ValueError):
+            text = datetime.fromisoformat(text).replace(tzinfo=zone).isoformat()
     return True, text, None
 
 

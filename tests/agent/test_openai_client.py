@@ -77,6 +77,51 @@ def test_http_errors_become_llm_errors(fake, status, code):
     assert len(fake.requests) == 1  # no hidden retries
 
 
+def test_a_429_that_says_when_to_come_back_is_waited_out_then_retried(fake):
+    """Issue 33.6: before, the first 429 failed the turn whatever Retry-After said."""
+    fake.replies += [
+        Reply(status=429, headers={"Retry-After": "2"}),
+        Reply(status=429, headers={"retry-after-ms": "1500"}),
+        Reply(text="Finally."),
+    ]
+    slept: list[float] = []
+    patient = OpenAIClient(
+        base_url=fake.base_url, api_key="k", model="m", rate_limit_wait=10, sleep=slept.append
+    )
+    out = list(patient.stream(MESSAGES, []))
+    assert out[-1].content == "Finally." and slept == [2.0, 1.5] and len(fake.requests) == 3
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Retry-After": "30"}, {"Retry-After": "soon"}, {"retry-after-ms": "-5"}],
+    ids=["no header", "longer than allowed", "nonsense", "negative"],
+)
+def test_a_429_without_a_wait_that_fits_fails_at_once(fake, headers):
+    fake.replies.append(Reply(status=429, headers=headers))
+    slept: list[float] = []
+    patient = OpenAIClient(
+        base_url=fake.base_url, api_key="k", model="m", rate_limit_wait=10, sleep=slept.append
+    )
+    with pytest.raises(LLMError) as caught:
+        list(patient.stream(MESSAGES, []))
+    assert caught.value.code == "llm_rate_limited" and slept == [] and len(fake.requests) == 1
+
+
+def test_retry_after_reads_seconds_milliseconds_and_http_dates():
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from chat.agent.llm.openai_client import retry_after
+
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=90), usegmt=True)
+    assert retry_after({"retry-after": "7"}) == 7.0
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert 80 < (retry_after({"retry-after": later}) or 0) <= 90
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert retry_after({}) is None and retry_after({"retry-after": "x"}) is None
+
+
 def test_mid_stream_disconnect_is_an_error(fake):
     fake.replies.append(
         Reply(text="This reply is cut off somewhere in the middle.", disconnect_after=3)

@@ -11,12 +11,14 @@ import subprocess
 import sys
 import textwrap
 
+import httpx
 import pytest
 from django.urls import reverse
 from structlog.contextvars import clear_contextvars
 
 from chat.core.services import conversation_create
 from chat.obs import logs
+from tests.support import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -158,3 +160,54 @@ def test_log_format_json_makes_every_line_json_and_plain_stays_the_default(setti
     assert line["event"] == "hello there" and set(logs.IDS) <= set(line)
     bad = run(LOG_FORMAT="xml")
     assert bad.returncode != 0 and "LOG_FORMAT must be plain or json" in bad.stderr
+
+
+def test_the_production_shape_writes_nothing_but_json_lines(tmp_path):
+    """`manage.py serve` with Celery workers + beat and LOG_FORMAT=json (issue 33.6):
+    before, serve's own lines, Celery's start-up banners and its running-as-root warning
+    (CI runs as root) were plain text between the JSON lines."""
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail("REQUIRE_SERVICES=1 but REDIS_URL is not set")
+        pytest.skip("REDIS_URL is not set: Celery workers need a broker")
+    from bench.liveserver import LiveServer
+
+    with LiveServer(
+        tmp_path,
+        redis_url=redis_url,
+        run_workers=1,
+        settings_module="tests.support.settings_fast",
+        env={"LOG_FORMAT": "json", "AGENT_WORKER_CONCURRENCY": "1"},
+    ) as server:
+        token = server.shell(
+            "from django.contrib.auth.models import User\n"
+            "from chat.core.services import api_token_create\n"
+            "print(api_token_create(user=User.objects.create_user('logs'))[1])"
+        ).strip()
+        api = httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        )
+        conversation = api.post("/api/v1/conversations/", json={"agent": "echo"}).json()["id"]
+        api.post(
+            f"/api/v1/conversations/{conversation}/messages",
+            json={"role": "user", "content": "hello"},
+        )
+        wait_for(
+            lambda: (
+                len(api.get(f"/api/v1/conversations/{conversation}/messages").json()["messages"])
+                >= 2
+            ),
+            "the echo reply",
+            timeout=120,
+        )
+        log = server.log()
+    lines = [line for line in log.splitlines() if line.strip()]
+    assert any("Serving http://" in line for line in lines)
+    not_json = []
+    for line in lines:
+        try:
+            json.loads(line)
+        except ValueError:
+            not_json.append(line)
+    assert not_json == []

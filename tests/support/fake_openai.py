@@ -28,6 +28,7 @@ class Reply:
     delay: float = 0.0
     fragment: int = 7  # characters per content / arguments fragment
     usage: tuple[int, int] | None = (11, 5)  # (prompt, completion) tokens it reports
+    headers: dict[str, str] = field(default_factory=dict)  # sent with an error status
 
 
 def chunks(
@@ -91,6 +92,8 @@ class FakeOpenAI:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(body)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(body)
                     return

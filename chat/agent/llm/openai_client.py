@@ -3,13 +3,20 @@
 Uses the official `openai` package. Tool-call fragments are assembled by `index` the
 way the API streams them (id and name first, arguments in pieces). Every failure —
 HTTP status, timeout, connection, a stream that breaks off — becomes an `LLMError`
-with a stable code; retries are left to the user (the Retry button), not hidden here.
+with a stable code; retries are left to the user (the Retry button), not hidden here —
+except a 429 that says when to come back (`Retry-After` / `retry-after-ms`): nothing has
+streamed yet, so the call is made again after that wait, while the waits add up to at
+most `rate_limit_wait` seconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+import email.utils
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -55,6 +62,8 @@ class OpenAIClient:
         model: str,
         timeout: float = 60.0,
         stream_usage: bool = True,
+        rate_limit_wait: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not model:
             raise LLMError("llm_not_configured", "LLM_MODEL is not set.")
@@ -66,6 +75,22 @@ class OpenAIClient:
             max_retries=0,
         )
         self.stream_usage = stream_usage
+        self.rate_limit_wait = rate_limit_wait
+        self.sleep = sleep
+
+    def _create(self, kwargs: dict[str, object]) -> Any:
+        """The streaming call, made again after a 429's asked-for wait while the waits
+        fit in `rate_limit_wait`."""
+        waited = 0.0
+        while True:
+            try:
+                return self.client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
+            except openai.RateLimitError as exc:
+                wait = retry_after(exc.response.headers)
+                if wait is None or waited + wait > self.rate_limit_wait:
+                    raise
+                self.sleep(wait)
+                waited += wait
 
     def stream(
         self, messages: Sequence[dict[str, JsonValue]], tools: Sequence[dict[str, JsonValue]]
@@ -86,7 +111,7 @@ class OpenAIClient:
         finish = ""
         streaming = False
         try:
-            response = self.client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
+            response = self._create(kwargs)
             streaming = True
             for chunk in response:
                 reported = getattr(chunk, "usage", None)
@@ -118,6 +143,28 @@ class OpenAIClient:
         if usage is None:  # the endpoint reported none: estimated, and marked so
             usage = usage_estimate(messages, tools, content, tool_calls)
         yield Completion(content, tool_calls, finish, usage)
+
+
+def retry_after(headers: httpx.Headers | Mapping[str, str]) -> float | None:
+    """The wait a 429 asks for, in seconds: `retry-after-ms`, else `Retry-After` as
+    seconds or an HTTP date; None when it names none (or nonsense)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        with contextlib.suppress(ValueError):
+            value = float(millis) / 1000
+            return value if 0 <= value < float("inf") else None
+    raw = (headers.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    if raw.isdigit():
+        return float(raw)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _merge(partial: _PartialCall, fragment: Any) -> None:

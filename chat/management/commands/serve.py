@@ -19,6 +19,7 @@ killed and resume when the workers come back.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -38,6 +39,10 @@ from chat.obs import metrics
 from chat.runs.heartbeat import run_reap_stale
 from chat.runs.waits import waits_expire
 
+# serve's own lines (start, restarts, reaping) go through logging like every other line:
+# with LOG_FORMAT=json they are JSON too.
+say = logging.getLogger("chat.serve")
+
 
 def metrics_bind(value: str) -> tuple[str, int]:
     """METRICS_BIND: `host:port`, `[v6]:port` or a port alone (loopback)."""
@@ -54,6 +59,18 @@ def proxy_arguments(trusted: list[str]) -> list[str]:
     if not trusted:
         return ["--no-proxy-headers"]
     return ["--proxy-headers", "--forwarded-allow-ips", ",".join(trusted)]
+
+
+def _root_warning_as_json() -> None:
+    """Celery warns about running as root in plain text before any logging is set up,
+    which broke an all-JSON log: said here once, as a JSON line, and not by the workers."""
+    say.warning(
+        "Celery workers run with superuser privileges (uid 0): run the service as an "
+        "unprivileged user in production."
+    )
+    ignored = "ignore:You're running the worker with superuser privileges"  # literal prefix
+    filters = [os.environ.get("PYTHONWARNINGS", ""), ignored]
+    os.environ["PYTHONWARNINGS"] = ",".join(f for f in filters if f)
 
 
 class Command(BaseCommand):
@@ -96,12 +113,15 @@ class Command(BaseCommand):
             commands["mcp-session-host"] = [
                 sys.executable, str(settings.BASE_DIR / "manage.py"), "mcp_session_host",
             ]  # fmt: skip
+        if run_workers and settings.LOG_FORMAT == "json" and os.geteuid() == 0:
+            _root_warning_as_json()
         procs = {name: subprocess.Popen(argv) for name, argv in commands.items()}
-        self.stdout.write(
-            f"Serving http://{options['host']}:{options['port']}/ with {workers} web "
-            f"worker(s) and {run_workers} Celery worker(s) x {settings.AGENT_WORKER_CONCURRENCY}"
-            f" (AGENT_RUNNER={settings.AGENT_RUNNER})."
-        )
+        say.info(
+            "Serving http://%s:%s/ with %s web worker(s) and %s Celery worker(s) x %s "
+            "(AGENT_RUNNER=%s).",
+            options["host"], options["port"], workers, run_workers,
+            settings.AGENT_WORKER_CONCURRENCY, settings.AGENT_RUNNER,
+        )  # fmt: skip
         stopping = False
 
         def stop(*_args: object) -> None:
@@ -131,8 +151,10 @@ class Command(BaseCommand):
         token (bind it to an address only the scraper reaches)."""
         if metrics.multiproc_dir():
             removed = metrics.multiproc_reset(keep_pid=os.getpid())
-            self.stdout.write(
-                f"Metrics: {metrics.multiproc_dir()} ({removed} files of an earlier start removed)"
+            say.info(
+                "Metrics: %s (%s files of an earlier start removed)",
+                metrics.multiproc_dir(),
+                removed,
             )
         elif settings.METRICS_BIND:
             raise CommandError(
@@ -143,7 +165,7 @@ class Command(BaseCommand):
         if settings.METRICS_BIND:
             host, port = metrics_bind(settings.METRICS_BIND)
             start_http_server(port, host, registry=scrape_registry())
-            self.stdout.write(f"Metrics on http://{settings.METRICS_BIND}/metrics (no token)")
+            say.info("Metrics on http://%s/metrics (no token)", settings.METRICS_BIND)
 
     def _restart(
         self,
@@ -163,7 +185,7 @@ class Command(BaseCommand):
                 f"{name} exited ({proc.returncode}) {len(exits)} times within a minute; "
                 "stopping all"
             )
-        self.stderr.write(f"{name} exited ({proc.returncode}); starting it again")
+        say.warning("%s exited (%s); starting it again", name, proc.returncode)
         return subprocess.Popen(argv)
 
     def _web(self, host: str, port: int, workers: int) -> list[str]:
@@ -176,7 +198,9 @@ class Command(BaseCommand):
 
     def _celery(self, *args: str) -> list[str]:
         level = os.environ.get("LOG_LEVEL", "INFO")
-        return [sys.executable, "-m", "celery", "-A", "chat", *args, "--loglevel", level]
+        # The start-up banner is plain text: left out when every line must be JSON.
+        quiet = ["--quiet"] if settings.LOG_FORMAT == "json" else []
+        return [sys.executable, "-m", "celery", "-A", "chat", *quiet, *args, "--loglevel", level]
 
     def _celery_worker(self, n: int) -> list[str]:
         return self._celery(
@@ -208,11 +232,14 @@ class Command(BaseCommand):
             reaped = retry_on_connection_loss(run_reap_stale, tries=2, what="reaping runs")
             retry_on_connection_loss(waits_expire, tries=2, what="expiring waits")
         except Exception as exc:  # the database may be restarting; try again later
-            self.stderr.write(f"reaping stale runs failed: {exc}")
+            say.warning("reaping stale runs failed: %s", exc)
             connections_reset()  # a dropped connection must not fail every later reap
             return
         if reaped.failed or reaped.requeued or reaped.redispatched:
-            self.stderr.write(
-                f"runs whose worker or hand-off was lost: resumed {reaped.requeued}, "
-                f"handed off again {reaped.redispatched}, failed {reaped.failed}"
+            say.warning(
+                "runs whose worker or hand-off was lost: resumed %s, handed off again %s, "
+                "failed %s",
+                reaped.requeued,
+                reaped.redispatched,
+                reaped.failed,
             )

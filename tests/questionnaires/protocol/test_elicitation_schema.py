@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -110,8 +112,32 @@ def test_every_type_of_the_subset_is_read():
     assert by_name["tags"].default == ["a"] and by_name["name"].required
 
 
+@pytest.mark.parametrize(
+    ("zone", "typed", "sent"),
+    [
+        ("Asia/Shanghai", "2026-12-04T09:30", "2026-12-04T09:30:00+08:00"),
+        ("UTC", "2026-12-04T09:30", "2026-12-04T09:30:00+00:00"),
+        # the offset of that date, not of today: summer and winter time in Berlin
+        ("Europe/Berlin", "2026-07-01T09:30", "2026-07-01T09:30:00+02:00"),
+        ("Europe/Berlin", "2026-01-15T09:30:15", "2026-01-15T09:30:15+01:00"),
+        ("America/New_York", "2026-03-08T12:00:00.250", "2026-03-08T12:00:00.250000-04:00"),
+    ],
+)
+def test_a_local_date_time_is_on_the_persons_clock(zone, typed, sent):
+    """Issue 33.3: a browser in Asia/Shanghai typing 09:30 sent `09:30:00+00:00`."""
+    spec = [f for f in fields() if f.name == "at"]
+    read = form_read(spec, {"answer-at": [typed]}, zone=ZoneInfo(zone))
+    assert read.ok and read.content == {"at": sent}
+
+
+def test_an_impossible_local_date_time_is_refused_not_shifted():
+    spec = [f for f in fields() if f.name == "at"]
+    read = form_read(spec, {"answer-at": ["2026-02-30T09:30"]}, zone=ZoneInfo("Asia/Tokyo"))
+    assert not read.ok and read.values == {"at": ["2026-02-30T09:30"]}
+
+
 def test_good_values_become_typed_content():
-    read = form_read(fields(), GOOD, utc_offset="+08:00")
+    read = form_read(fields(), GOOD, zone=ZoneInfo("Asia/Shanghai"))
     assert read.ok, read.errors
     assert read.content == {
         "name": "Bob",
