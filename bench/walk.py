@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # The thread as a person sees it, from the live DOM (html=None) or from a page's HTML: what
@@ -77,6 +78,7 @@ ALERTS_JS = r"""
 KNOWN_DEFECTS: dict[tuple[str, str], int] = {
     ("I1", "compose"): 6,  # answered from the composer: "Closed" live, "Answered" reloaded
     ("I1", "type"): 6,
+    ("I1", "send_and_stop"): 6,  # (a message typed in the composer, as "compose")
     ("I1", "change"): 6,  # a change: both bubbles live, only the change reloaded
     ("I2", "decline"): 1,  # the declined card's bubble shows only the title
     ("I4", "decline"): 1,  # ...and the intake re-posts the identical summary
@@ -123,6 +125,7 @@ class Walk:
     typed: list[str] = field(default_factory=list)  # texts the walk sent (I6)
     touched: list[str] = field(default_factory=list)  # card questions the walk clicked (I2)
     reposts: set[tuple[str, str]] = field(default_factory=set)  # (I4) pairs seen
+    drafts: dict[str, tuple[str, str]] = field(default_factory=dict)  # tab -> (ask id, text)
     # Known defects another branch fixes: (invariant, action) -> issue 32 defect number.
     known: dict[tuple[str, str], int] = field(default_factory=dict)
     hits: list[tuple[str, int, str]] = field(default_factory=list)
@@ -175,8 +178,8 @@ class Walk:
                     if tab is not actor:
                         continue
                     if polls:
-                        tab.page.goto(self.url)
-                live = tab.page.evaluate(NORMALISE_JS, None)
+                        _goto(tab.page, self.url)
+                live = _snapshot(tab)
                 if not diff:
                     diff = _diff(tab.name, live, fresh)
                     # (the composer's refusal outliving its cause is I5's)
@@ -193,6 +196,7 @@ class Walk:
         self._check_record(action)
         self._check_cards(action, fresh)
         self._check_alerts(action, actor)
+        self._check_drafts(action)
 
     def _check_record(self, action: str) -> None:
         record = self.record()
@@ -269,12 +273,13 @@ class Walk:
     def run(self, steps: int, only: tuple[str, ...] = ()) -> None:
         """`steps` random actions (of `only`, when given)."""
         for tab in self.tabs:
-            tab.page.goto(self.url)
+            _goto(tab.page, self.url)
         self.settle("open", None)
         actions: list[tuple[str, Callable[[Tab], bool]]] = [
             ("answer", self.answer),
             ("answer", self.answer),
             ("type", self.type_answer),
+            ("draft", self.draft),
             ("skip", self.skip),
             ("change", self.change),
             ("panel_edit", self.panel_edit),
@@ -299,6 +304,8 @@ class Walk:
                 other.reloaded = False
             if not act(tab):
                 continue
+            if name not in ("draft", "reload"):
+                self.drafts.pop(tab.name, None)  # (the person acted on the page instead)
             done += 1
             self.log.append(f"{done:>2}. {tab.name}: {name}")
             self.settle(name, tab)
@@ -348,6 +355,36 @@ class Walk:
         self.typed.append(text)
         self._after_submit(tab)
         return True
+
+    def draft(self, tab: Tab) -> bool:
+        """Type into an open ask's own box and leave it there (not sent): it must stay
+        through every live refresh and reload while that question is open (I6)."""
+        ask = self._open_ask(tab)
+        if ask is None or not tab.js:
+            return False
+        box = ask.get_by_label("Or in your own words")
+        if not box.count():
+            return False
+        text = f"draft {self.seed} {len(self.typed)}"
+        box.fill(text)
+        self.drafts[tab.name] = (ask.get_attribute("id") or "", text)
+        return True
+
+    def _check_drafts(self, action: str) -> None:
+        for tab in self.tabs:
+            held = self.drafts.get(tab.name)
+            if held is None:
+                continue
+            dom_id, text = held
+            box = tab.page.locator(f'#{dom_id}[data-state="open"] input[name="text"]')
+            if not box.count():
+                del self.drafts[tab.name]  # answered (here or elsewhere): nothing to keep
+                continue
+            if box.input_value() != text:
+                self._fail(
+                    "I6", action, f"{tab.name}: the typed {text!r} is now {box.input_value()!r}"
+                )
+                del self.drafts[tab.name]
 
     def skip(self, tab: Tab) -> bool:
         ask = self._open_ask(tab)
@@ -464,13 +501,36 @@ class Walk:
         return True
 
     def reload(self, tab: Tab) -> bool:
-        tab.page.reload()
+        _goto(tab.page, self.url)
         tab.reloaded = True
         return True
 
     def _after_submit(self, tab: Tab) -> None:
         if not tab.js:
             tab.page.wait_for_load_state()
+
+
+def _goto(page: Any, url: str) -> None:
+    """Open `url`; a no-JS page's own refresh may interrupt it (then that load counts)."""
+    try:
+        page.goto(url)
+    except PlaywrightError as exc:
+        if "ERR_ABORTED" not in str(exc) and "interrupted" not in str(exc):
+            raise
+        page.wait_for_load_state()
+
+
+def _snapshot(tab: Tab) -> dict[str, Any]:
+    """The tab's thread now. (A no-JS page reloads itself while a turn runs, by its refresh
+    tag: a snapshot taken as it navigates is taken again on the new page.)"""
+    for _ in range(10):
+        try:
+            return dict(tab.page.evaluate(NORMALISE_JS, None))
+        except PlaywrightError as exc:
+            if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                raise
+            tab.page.wait_for_load_state()
+    return dict(tab.page.evaluate(NORMALISE_JS, None))
 
 
 def _diff(name: str, live: dict[str, Any], fresh: dict[str, Any]) -> str:
