@@ -4,7 +4,9 @@
 so a client in automatic mode falls back to the handshake): its tools ask mid-call with
 `ctx.elicit`. `make_modern_server()` speaks 2026-07-28: its tools ask with input requests
 in their results (`Resolve(Elicit…)`, or an `InputRequiredResult` they return).
-`serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
+`make_stock_server()` is a stock `MCPServer`, unpatched: it speaks both revisions, as the
+SDK's own servers do, and asks every way the SDK offers (`ctx.elicit`, `ctx.elicit_url`,
+`Resolve(Elicit…)`, -32042). `serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
 URL; `dying_server()` runs the 2025-11-25 one in a subprocess whose `die` tool kills its
 own process mid-call. `python -m bench.mcp_servers PORT` is that subprocess.
 """
@@ -32,6 +34,7 @@ from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from pydantic import BaseModel, Field
 
 from bench.liveserver import free_port
@@ -212,6 +215,86 @@ def make_modern_server() -> MCPServer:
         """Takes its time."""
         await asyncio.sleep(seconds)
         return "finally"
+
+    return server
+
+
+def make_stock_server() -> MCPServer:
+    """A stock Python-SDK server as its users write one: no revision patched, so it speaks
+    2026-07-28 and 2025-11-25 both (issue 33); its tools ask the ways the SDK offers."""
+    server = MCPServer("stock")
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool()
+    async def book(ctx: Context) -> str:
+        """Asks mid-call with `ctx.elicit` (form mode): a back-channel only 2025-11-25 has."""
+        answer = await ctx.elicit("How many of you?", Booking)
+        if answer.action == "accept":
+            return f"booked {answer.data.size} {answer.data.seating}"
+        return f"not booked: {answer.action}"
+
+    @server.tool()
+    async def login(ctx: Context) -> str:
+        """Sends the person to a URL with `ctx.elicit_url`, then says it is complete."""
+        answer = await ctx.elicit_url("Sign in", "https://example.test/sign-in", "el-7")
+        if answer.action == "accept":
+            await ctx.request_context.session.send_elicit_complete("el-7")
+        return f"login: {answer.action}"
+
+    @server.tool()
+    async def plain_login(ctx: Context) -> str:
+        """Sends the person to a plain-http URL (which the chat refuses to show)."""
+        answer = await ctx.elicit_url("Sign in", "http://example.test/sign-in", "el-8")
+        return f"plain login: {answer.action}"
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str | types.InputRequiredResult:
+        """Asks with an `InputRequiredResult` it builds itself (2026-07-28 only)."""
+        answer = (ctx.input_responses or {}).get("ok")
+        if answer is None:
+            form = types.ElicitRequestFormParams(
+                message="Go ahead?",
+                requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            )
+            return types.InputRequiredResult(
+                input_requests={"ok": types.ElicitRequest(params=form)}
+            )
+        return f"confirm: {getattr(answer, 'action', '?')} {getattr(answer, 'content', None)}"
+
+    @server.tool()
+    async def plain_link(ctx: Context) -> str | types.InputRequiredResult:
+        """A 2026 input request for a plain-http URL; returns what it heard, `_meta` too."""
+        answer = (ctx.input_responses or {}).get("link")
+        if answer is None:
+            link = types.ElicitRequestURLParams(
+                message="Sign in", url="http://example.test/in", elicitation_id="el-9"
+            )
+            return types.InputRequiredResult(
+                input_requests={"link": types.ElicitRequest(params=link)}
+            )
+        meta = answer.model_dump(by_alias=True).get("_meta") or {}
+        return f"plain link: {getattr(answer, 'action', '?')} {json.dumps(meta, sort_keys=True)}"
+
+    @server.tool()
+    async def reserve(answer: Annotated[ElicitationResult[Booking], Resolve(_ask_booking)]) -> str:
+        """Asks with `Resolve(Elicit…)`: input requests in 2026, a request mid-call before."""
+        if answer.action == "accept":
+            return f"reserved {answer.data.size} {answer.data.seating}"
+        return f"not reserved: {answer.action}"
+
+    @server.tool()
+    async def authorize() -> str:
+        """Needs a browser step first: -32042 (URL elicitation required)."""
+        link = types.ElicitRequestURLParams(
+            message="Authorize access to your files",
+            url="https://example.test/authorize",
+            elicitation_id="auth-1",
+        )
+        raise UrlElicitationRequiredError([link])
 
     return server
 

@@ -397,11 +397,17 @@ class McpServerForm(forms.ModelForm):
 class McpServerAdmin(admin.ModelAdmin):
     form = McpServerForm
     list_display = (
-        "name", "url", "enabled", "agents_list", "secrets", "health", "warnings", "updated_at"
+        "name", "url", "enabled", "agents_list", "secrets", "server_health", "warnings", "updated_at"
     )  # fmt: skip
     list_filter = ("enabled",)
     search_fields = ("name", "url")
-    readonly_fields = ("stored_secrets", "health", "tool_warnings", "created_at", "updated_at")
+    readonly_fields = (
+        "stored_secrets",
+        "server_health",
+        "tool_warnings",
+        "created_at",
+        "updated_at",
+    )
     fields = (
         "name",
         "url",
@@ -411,14 +417,23 @@ class McpServerAdmin(admin.ModelAdmin):
         "headers_text",
         "bearer",
         "clear_secrets",
-        "health",
+        "server_health",
         "tool_warnings",
         "created_at",
         "updated_at",
     )
 
+    def save_model(
+        self, request: HttpRequest, obj: McpServer, form: forms.Form, change: bool
+    ) -> None:
+        super().save_model(request, obj, form, change)
+        if change and "url" in form.changed_data:  # another server: learn its revision anew
+            McpServerState.objects.filter(server_id=obj.pk).update(revision="", legacy_tools=[])
+
+    # Not `health`: that name is the server's reverse one-to-one (McpServerState), which
+    # admin would show in this method's place.
     @admin.display(description=_("health"))
-    def health(self, obj: McpServer) -> str:
+    def server_health(self, obj: McpServer) -> str:
         """The negotiated revision, the last success and error, the circuit breaker."""
         state = McpServerState.objects.filter(server_id=obj.pk).first()
         if state is None:
@@ -427,6 +442,9 @@ class McpServerAdmin(admin.ModelAdmin):
             f"{_('protocol revision')}: {state.revision or '?'}",
             f"{_('last success at')}: {state.last_success_at or '—'}",
         ]
+        if state.legacy_tools:
+            tools = ", ".join(str(t) for t in state.legacy_tools)
+            parts.append(str(_("tools that ask mid-call, called in 2025-11-25: %s")) % tools)
         if state.last_error:
             parts.append(f"{_('last error')}: {state.last_error} ({state.last_error_at})")
         if state.open_until and state.open_until > timezone.now():

@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from ninja import Router
 
 from chat.core.version import product_version
-from chat.edge import api, metrics, preferences, run_identity_api, runs, views
+from chat.edge import agui, api, metrics, preferences, run_identity_api, runs, views
 from chat.edge.apibase import api_build
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
@@ -100,6 +100,8 @@ def project_patterns() -> list[URLPattern | URLResolver]:
     """Everything, as `urlpatterns` below (a test that registers a kind builds it again)."""
     return [
         path("", include((chat_patterns(), "chat"))),
+        # AG-UI (chat/edge/agui.py): an event stream, beside the ninja API it shares auth with.
+        path("api/v1/conversations/<id:conversation_id>/agui", agui.agui_run, name="agui_run"),
         path("api/v1/", include((api_patterns(), "api"))),
         path("questionnaires/", include("questionnaires.urls")),
         path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

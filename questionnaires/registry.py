@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -141,6 +142,27 @@ class Refused:
     value: object
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A question waiting for the person as a machine client sees it (an AG-UI interrupt):
+    the question as shown, a JSON Schema of the answer the kind's `resolve` takes, and the
+    tool call that asked it, if one did."""
+
+    message: str
+    response_schema: Mapping[str, object]
+    tool_call_id: str = ""
+
+
+class Resolve(Protocol):
+    """Answer the card behind a wait (`ref` = its `Wait.ref`) for `user`, from a JSON
+    `payload` shaped by its `Pending.response_schema`; `payload=None` declines (or skips)
+    it. The kind's own answer path: its checks, its 400/409s (ChatError), its next run."""
+
+    def __call__(
+        self, *, conversation: Conversation, ref: str, payload: object, user: User, lang: str
+    ) -> None: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Kind:
     """One way of asking. Only `name` and `label` are required; a kind fills in what it does."""
@@ -171,6 +193,10 @@ class Kind:
     # with this kind (None: its questions are not the agent's to budget, e.g. an MCP server's).
     questions_asked: Callable[[Conversation], int] | None = None
     panel: Callable[[Conversation], Panel | None] | None = None
+    # Machine clients (AG-UI): a wait of this kind described by its ref (None: not one a
+    # client can answer), and its answer from a JSON payload.
+    pending: Callable[[Conversation, str], Pending | None] | None = None
+    resolve: Resolve | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
     # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
     # loads (.js or .css).

@@ -13,6 +13,7 @@ request, nothing is kept between requests.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from typing import Any
 
@@ -37,12 +38,33 @@ from chat.core.version import PRODUCT, product_version
 from chat.edge.http import bad_token_strike, bearer_from_header
 from chat.runs.external import run_external_end, run_external_touch
 
+logger = logging.getLogger(__name__)
+
 PATH = "/mcp/"
 INSTRUCTIONS = (
     "Raise structured questions in the chat conversation bound to your run token. "
     "interactive_form_question shows a form and defers: end your run and wait for the "
     "user's answer, which arrives as the tool result in the conversation."
 )
+
+
+# MCP tool annotations (hints a client shows or gates on), true for each registry tool:
+# every one adds a card to the token's conversation (not read-only), never changes or
+# removes what is there (not destructive), shows another card when called again (not
+# idempotent), and touches nothing outside the chat (a closed world).
+_ASKS = {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": False}
+ANNOTATIONS: dict[str, types.ToolAnnotations] = {
+    "questionnaire_async": types.ToolAnnotations(
+        title="Ask a questionnaire", open_world_hint=False, **_ASKS
+    ),
+    "interactive_form_question": types.ToolAnnotations(
+        title="Show a form and wait for the answers", open_world_hint=False, **_ASKS
+    ),
+    "ask_user_options": types.ToolAnnotations(
+        title="Ask for one detail with options", open_world_hint=False, **_ASKS
+    ),
+}
+RUN_NOT_ACTIVE = "run_not_active"
 
 
 def _identity(ctx: Any) -> RunIdentity:
@@ -111,9 +133,11 @@ async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools=[
             types.Tool(
                 name=t.name,
+                title=ANNOTATIONS[t.name].title,
                 description=t.description,
                 input_schema=t.parameters,
                 output_schema=t.output_schema,
+                annotations=ANNOTATIONS[t.name],
             )
             for t in TOOLS
         ]
@@ -127,7 +151,18 @@ async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Cal
         error = {"success": False, "status": "error", "error_code": "unknown_tool"}
         return _result({**error, "message": message})
     arguments = dict(params.arguments or {})
-    result = await database_sync_to_async(tool_execute)(identity, params.name, arguments)
+    try:
+        result = await database_sync_to_async(tool_execute)(identity, params.name, arguments)
+    except Run.DoesNotExist:
+        # The run ended since this request passed the token check (another call of the
+        # same client deferred it, say): expected, so one line and an error result —
+        # not an exception the SDK would log with its traceback.
+        logger.info(
+            "MCP call refused: %s (tool %s, run %s)", RUN_NOT_ACTIVE, params.name, identity.run_id
+        )
+        message = "This run token's run has ended; nothing was shown. Start a new run."
+        result = {"success": False, "status": "error", "error_code": RUN_NOT_ACTIVE}
+        result["message"] = message
     return _result(result)
 
 

@@ -109,7 +109,7 @@ def _call_execute(
             if responses is None:
                 raise ToolSuspended(f"{call}: cards still open")
             _round_run(call, server, responses)
-        elif _speaks_legacy(server):
+        elif _speaks_legacy(server, call.tool):
             _hand_to_host(call)
         else:
             _round_run(call, server, None)
@@ -167,9 +167,11 @@ def _effect_unknown(call: McpCall) -> str:
     )
 
 
-def _speaks_legacy(server: McpServer) -> bool:
-    revision, legacy_only = health.known_revision(server.pk)
-    return legacy_only or (bool(revision) and not client.is_modern(revision))
+def _speaks_legacy(server: McpServer, tool: str) -> bool:
+    """Is this call made in 2025-11-25: the server speaks only that, or speaks both and
+    this tool asks over a back-channel (remembered on the server's health row)?"""
+    revision, asks_mid_call = health.known_revision(server.pk, tool)
+    return asks_mid_call or (bool(revision) and not client.is_modern(revision))
 
 
 def _save(call: McpCall, **fields: Any) -> None:
@@ -223,10 +225,15 @@ def _round_run(call: McpCall, server: McpServer, responses: types.InputResponses
 
 
 def _round_failed(call: McpCall, server: McpServer, exc: client.McpHostError) -> None:
-    if exc.code == client.MCP_PROTOCOL_ERROR and "back-channel" in exc.message:
-        # The tool asks the pre-2026 way (a request mid-call): speak 2025-11-25 to it.
-        logger.warning("MCP server %s asks over a back-channel; using 2025-11-25", server.name)
-        health.mark_legacy_only(server.pk)
+    if client.needs_back_channel(exc):
+        # The tool asks the pre-2026 way (a request mid-call): call it in 2025-11-25,
+        # now and from now on (the server's health row remembers the tool).
+        logger.info(
+            "MCP server %s: tool %s asks over a back-channel; its calls use 2025-11-25",
+            server.name,
+            call.tool,
+        )
+        health.mark_needs_back_channel(server.pk, call.tool)
         _hand_to_host(call)
         return
     if exc.code in OUTAGES:
@@ -271,12 +278,13 @@ def _input_required(
     )
 
 
-def _card(call: McpCall, key: str, params: Any) -> int | str:
-    """Open the card for one input request: its id, or "decline" when it was refused
-    (a secret field, an unsupported schema, a limit: the card says why)."""
+def _card(call: McpCall, key: str, params: Any) -> int | dict[str, str]:
+    """Open the card for one input request: its id, or why it was refused (a link that
+    can't be opened safely, a secret field, an unsupported schema, a limit: the card
+    says why; the server hears it — `refused_response`)."""
     services = elicit.backend()
     if services is None:
-        return "decline"
+        return {"code": "elicitation_unsupported", "message": "This chat can't show questions."}
     try:
         row = services.elicitation_open(
             **elicit.open_arguments(
@@ -290,9 +298,27 @@ def _card(call: McpCall, key: str, params: Any) -> int | str:
             input_key=key,
             resumes_run=True,
         )
-    except services.ElicitationRefused:
-        return "decline"
+    except services.ElicitationRefused as refused:
+        return {"code": refused.code, "message": str(refused.message)}
     return int(row.pk)
+
+
+# Where a refused input request's response says why (its `_meta`).
+REFUSED_META_KEY = "io.questionnaires/refused"
+
+
+def refused_response(refusal: object) -> types.ElicitResult:
+    """What a 2026 server hears for an input request the chat refused to show: `cancel`
+    (the person did nothing — never `decline`, which is the person's own no), with the
+    refusal's code and reason in `_meta` (the card shows the same reason)."""
+    why = refusal if isinstance(refusal, dict) else {}
+    meta = {
+        REFUSED_META_KEY: {
+            "code": str(why.get("code") or "elicitation_refused"),
+            "message": str(why.get("message") or "The chat refused to show this request."),
+        }
+    }
+    return types.ElicitResult(action="cancel", _meta=meta)
 
 
 def _responses(call: McpCall) -> types.InputResponses | None:
@@ -306,8 +332,8 @@ def _responses(call: McpCall) -> types.InputResponses | None:
             responses[key] = types.ListRootsResult.model_validate(entry["response"])
             continue
         card = entry.get("card")
-        if not isinstance(card, int):  # refused: the server hears "decline"
-            responses[key] = types.ElicitResult(action="decline")
+        if not isinstance(card, int):  # refused: the person was never asked
+            responses[key] = refused_response(card)
             continue
         outcome = settled.get(card)
         if outcome is None:

@@ -18,7 +18,9 @@ server that simply does not answer must still fail in reasonable time. So:
 
 Protocol revision: the client negotiates with the SDK's automatic mode (`mode="auto"`:
 `server/discover`, falling back to the initialize handshake), so a 2026-07-28 server is
-spoken to in that revision and an older one in 2025-11-25. `call_round` makes one round
+spoken to in that revision and an older one in 2025-11-25 — except where the caller pins
+the revision (`mode=LEGACY`: the session host speaks 2025-11-25 to a server that speaks
+both, because its tools ask over a back-channel only that revision has). `call_round` makes one round
 of a call on a 2026 server and returns an `InputRequiredResult` as it is (the caller
 persists it and re-issues the call with the answers later: no connection is held);
 a 2025-11-25 server needs its session open while a person answers, so such calls are made
@@ -62,6 +64,9 @@ MCP_TIMEOUT = "MCP_TIMEOUT"
 MCP_PROTOCOL_ERROR = "MCP_PROTOCOL_ERROR"
 MCP_URL_ELICITATION_REQUIRED = "MCP_URL_ELICITATION_REQUIRED"
 LEGACY_REVISION = "2025-11-25"
+# Connect modes (the SDK's `Client(mode=…)`): negotiate, or the 2025-11-25 handshake only.
+AUTO = "auto"
+LEGACY = "legacy"
 
 
 # How this product introduces itself to every MCP server (clientInfo).
@@ -299,6 +304,12 @@ def _error(endpoint: Endpoint, exc: BaseException) -> McpHostError:
     )
 
 
+def needs_back_channel(error: McpHostError) -> bool:
+    """Did a 2026-07-28 call fail because its tool asked mid-call (`ctx.elicit` on a
+    server that speaks both revisions: the SDK's NoBackChannelError, -32600)?"""
+    return error.code == MCP_PROTOCOL_ERROR and "no back-channel" in error.message
+
+
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion from synchronous code.
 
@@ -323,18 +334,20 @@ async def operate(
     work: Callable[[Client], Awaitable[T]],
     seconds: float,
     shared: HttpClients | None = None,
+    mode: str = AUTO,
 ) -> T:
-    """Connect (automatic revision), do `work` within a budget of `seconds` spent waiting
-    on the server, disconnect. `shared`: the event loop's HTTP clients (else one of its
-    own). Raises `McpHostError`."""
+    """Connect (`mode`: automatic revision, or `LEGACY` for the 2025-11-25 handshake), do
+    `work` within a budget of `seconds` spent waiting on the server, disconnect. `shared`:
+    the event loop's HTTP clients (else one of its own). Raises `McpHostError`."""
     budget = Budget(seconds)
     try:
         with budget.scope():
-            async with _connected(endpoint, budget, hooks, shared=shared) as client:
+            async with _connected(endpoint, budget, hooks, mode, shared) as client:
                 return await work(client)
     except (Exception, BaseExceptionGroup) as exc:
         error = _error(endpoint, exc)
-        logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
+        if not needs_back_channel(error):  # expected: the caller switches and says so
+            logger.warning("MCP server %s: %s %s", endpoint.name, error.code, error.message)
         raise error from exc
 
 
@@ -426,19 +439,21 @@ async def tool_call_async(
     *,
     seconds: float | None = None,
     shared: HttpClients | None = None,
+    mode: str = AUTO,
 ) -> types.CallToolResult:
     """Call one tool with the whole exchange in one connection (the session host's way,
     for 2025-11-25 servers: their elicitations come over that connection, and a 2026 one's
     input requests are answered through the same hooks; the budget is paused while a
-    person answers). `shared`: the session host's HTTP clients (a pool per server). A
-    server error result comes back as the result (`is_error`), a failure to get one
-    raises `McpHostError`."""
+    person answers). `shared`: the session host's HTTP clients (a pool per server);
+    `mode`: `LEGACY` pins 2025-11-25 (a server that speaks both, whose tool asks over a
+    back-channel). A server error result comes back as the result (`is_error`), a
+    failure to get one raises `McpHostError`."""
 
     async def work(client: Client) -> types.CallToolResult:
         return await client.call_tool(name, arguments)
 
     budget = settings.MCP_TOOL_TIMEOUT if seconds is None else seconds
-    return await operate(endpoint, hooks or Hooks(), work, budget, shared)
+    return await operate(endpoint, hooks or Hooks(), work, budget, shared, mode)
 
 
 def tool_call(

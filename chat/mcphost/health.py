@@ -59,18 +59,28 @@ def record_failure(server_id: int, code: str, message: str) -> None:
         )
 
 
-def mark_legacy_only(server_id: int) -> None:
-    """A tool of this server asked over the pre-2026 back-channel: speak 2025-11-25 to it
+# The most tools remembered per server (a server can't grow the row without bound).
+LEGACY_TOOLS_MAX = 500
+
+
+def mark_needs_back_channel(server_id: int, tool: str) -> None:
+    """`tool` of this server asked over the pre-2026 back-channel: call it in 2025-11-25
     (through the session host) from now on."""
     state_of(server_id)
-    McpServerState.objects.filter(server_id=server_id).update(legacy_only=True)
+    with transaction.atomic():
+        state = McpServerState.objects.select_for_update().get(server_id=server_id)
+        tools = [str(t) for t in state.legacy_tools or []]
+        if tool not in tools and len(tools) < LEGACY_TOOLS_MAX:
+            McpServerState.objects.filter(pk=state.pk).update(legacy_tools=[*tools, tool])
 
 
-def known_revision(server_id: int) -> tuple[str, bool]:
-    """(the revision last negotiated, whether the server must be spoken to in 2025-11-25)."""
+def known_revision(server_id: int, tool: str) -> tuple[str, bool]:
+    """(the revision last negotiated, whether `tool` must be called in 2025-11-25)."""
     row = (
         McpServerState.objects.filter(server_id=server_id)
-        .values_list("revision", "legacy_only")
+        .values_list("revision", "legacy_tools")
         .first()
     )
-    return row if row is not None else ("", False)
+    if row is None:
+        return "", False
+    return row[0], tool in (row[1] or [])

@@ -152,6 +152,10 @@ class SessionHost:
             elicitation_complete=functools.partial(self.complete, call, session),
         )
         endpoint = client.Endpoint(server.name, server.url, server.request_headers())
+        # A call is handed over to be made in 2025-11-25 (its server speaks only that, or
+        # speaks both and its tool asks over a back-channel): say so, don't negotiate —
+        # automatic mode would pick 2026-07-28 again and the tool's question fail again.
+        legacy = call.revision == client.LEGACY_REVISION
         outage = ""
         try:
             result = await client.tool_call_async(
@@ -161,6 +165,7 @@ class SessionHost:
                 hooks,
                 seconds=call.budget_left,
                 shared=self.http,
+                mode=client.LEGACY if legacy else client.AUTO,
             )
             payload = call_result(call.server_name, call.tool, result)
         except client.McpHostError as exc:

@@ -72,9 +72,10 @@ class McpServerState(models.Model):
 
     server = models.OneToOneField(McpServer, on_delete=models.CASCADE, related_name="health")
     revision = models.CharField(_("protocol revision"), max_length=20, blank=True)
-    # When a 2026 connection failed because a tool asked over the old back-channel:
-    # this server is spoken to in 2025-11-25 (through the session host) from then on.
-    legacy_only = models.BooleanField(default=False)
+    # The tools whose 2026-07-28 call failed because they ask over the old back-channel
+    # (`ctx.elicit` on a server that speaks both): each is called in 2025-11-25, through
+    # the session host, from then on; the server's other tools stay in its revision.
+    legacy_tools = models.JSONField(default=list, blank=True)
     last_error = models.CharField(_("last error"), max_length=500, blank=True)
     last_error_at = models.DateTimeField(_("last error at"), null=True, blank=True)
     last_success_at = models.DateTimeField(_("last success at"), null=True, blank=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.asks.interrupts import ask_pending, ask_resolve
 from questionnaires.asks.presenter import (
     DRAFT_PREFIX,
     answer_summary,
@@ -26,6 +27,8 @@ KIND = Kind(
     model_text=model_text,
     answer_summary=answer_summary,
     panel=state_panel_for,
+    pending=ask_pending,
+    resolve=ask_resolve,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),
 )

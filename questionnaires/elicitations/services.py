@@ -378,13 +378,17 @@ def _end_reason(code: str, server: str) -> str:
 def elicitations_end(*, run_id: int, tool_call_id: str | None = None, code: str) -> int:
     """A run was stopped (`run_cancelled`), or a call ended while a card waited
     (`server_stopped_waiting`: pending cards only — its opened links are resolved with
-    its result; `host_interrupted`): the cards lock and say so. Returns how many."""
+    its result; `host_interrupted`): the cards lock and say so. Returns how many.
+
+    A link shown for -32042 is not a question the call waits on (the call has returned
+    with it: the person opens it, then the model calls again): only Stop ends it."""
     states = (
         (Status.PENDING,) if code == "server_stopped_waiting" else (Status.PENDING, Status.ACCEPTED)
     )
-    rows = Elicitation.objects.filter(run_id=run_id, status__in=states).values_list(
-        "pk", "status", "mode"
-    )
+    cards = Elicitation.objects.filter(run_id=run_id, status__in=states)
+    if code != "run_cancelled":
+        cards = cards.exclude(mode=ElicitationMode.URL, input_key="", session_ref="")
+    rows = cards.values_list("pk", "status", "mode")
     if not rows.exists():
         return 0
     if tool_call_id is not None:

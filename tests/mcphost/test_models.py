@@ -211,3 +211,30 @@ def test_the_migration_encrypts_existing_rows(key_file):
     assert row.headers == {"A": HEADER} and row.bearer_token == BEARER
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_admin_shows_the_remembered_revision_and_a_new_url_forgets_it(admin_client):
+    """Issue 33: a server whose tools ask mid-call is called in 2025-11-25 from then on;
+    admin says so, and pointing the row at another URL learns the revision anew."""
+    from chat.mcphost import health
+    from chat.mcphost.records import McpServerState
+
+    server = McpServer.objects.create(name="s", url="http://x/mcp", agents=["scripted"])
+    health.record_success(server.pk, "2026-07-28")
+    health.mark_needs_back_channel(server.pk, "book")
+    health.mark_needs_back_channel(server.pk, "login")
+    health.mark_needs_back_channel(server.pk, "book")
+    change = f"/admin/chat/mcpserver/{server.pk}/change/"
+    html = admin_client.get(change).text
+    assert "tools that ask mid-call, called in 2025-11-25: book, login" in html
+    form = {
+        "name": "s",
+        "url": "http://y/mcp",
+        "enabled": "on",
+        "agents": ["scripted"],
+        "headers_text": "",
+        "bearer": "",
+    }
+    assert admin_client.post(change, form).status_code == 302
+    state = McpServerState.objects.get(server=server)
+    assert (state.revision, state.legacy_tools) == ("", [])

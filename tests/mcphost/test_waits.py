@@ -5,71 +5,22 @@ SDK servers on loopback (2025-11-25 through the session host, 2026-07-28 by roun
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from django.urls import reverse
 
-from chat.agent.events import ToolCall
-from chat.agent.llm.scripted import Script, Step, Turn
-from chat.core.models import Event, Role, RunStatus, Wait
-from chat.core.services import conversation_create
+from chat.core.models import Event, Role, Wait
 from chat.mcphost import host
 from chat.mcphost.hosted import calls_interrupt_stale
-from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpHostLease, McpServerState
-from chat.runs import turn as turn_module
-from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
-from tests.support import wait_for
-from tests.support.mcp_flow import answer, finished, pending, tool_result
+from tests.support.mcp_flow import answer, finished, pending, suspended, tool_result
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def run_tool(user, settings, monkeypatch):
-    """`run_tool(tool, url, arguments=None, owner=user)`: a scripted turn in a thread
-    whose model calls `srv__TOOL` on the server at `url`, then says "Done."."""
-    settings.AGENT_RUNNER = "thread"
-
-    def begin(tool: str, url: str, arguments: dict[str, Any] | None = None, owner=None) -> Any:
-        McpServer.objects.update_or_create(
-            name="srv", defaults={"url": url, "agents": ["scripted"], "enabled": True}
-        )
-        call = ToolCall("", f"srv__{tool}", json.dumps(arguments or {}))
-        script = Script(steps=(Step((Turn("Asking the server.", (call,)), Turn("Done."))),))
-        monkeypatch.setattr(turn_module, "script_load", lambda name, lang="en": script)
-        conversation = conversation_create(owner=owner or user, agent="scripted")
-        message_post_user(conversation=conversation, content="go")
-        return conversation
-
-    yield begin
-    for run in turn_module.Run.objects.filter(status__in=["queued", "running", "suspended"]):
-        turn_module.Run.objects.filter(pk=run.pk).update(cancel_requested=True)
-    from chat.runs.waits import run_waits_end
-
-    for run in turn_module.Run.objects.filter(status="suspended"):
-        run_waits_end(run)
-    wait_for(
-        lambda: (
-            not turn_module.Run.objects.filter(
-                status__in=["queued", "running", "suspended"]
-            ).exists()
-        ),
-        "every run to stop",
-    )
-
-
-def suspended(conversation: Any) -> Any:
-    return wait_for(
-        lambda: conversation.runs.filter(status=RunStatus.SUSPENDED).first(), "the suspension"
-    )
 
 
 # --- 2025-11-25: the session host ---------------------------------------------------------
@@ -209,7 +160,7 @@ def test_a_round_with_more_questions_than_a_call_may_ask(run_tool, modern_url, c
         assert answer(client_in, card, "accept", size="1").status_code == 302
     finished(conversation)
     text = tool_result(conversation)["content"][0]["text"]
-    assert text == "answers: accept,accept,accept,decline"
+    assert text == "answers: accept,accept,accept,cancel"  # the 4th was never shown
 
 
 def test_the_per_user_limit_refuses_a_card_visibly_and_loses_nothing(
@@ -222,7 +173,7 @@ def test_the_per_user_limit_refuses_a_card_visibly_and_loses_nothing(
     finished(second)
     refused = Elicitation.objects.get(conversation=second)
     assert (refused.status, refused.refused_code) == ("refused", "wait_limit_user")
-    assert tool_result(second)["content"][0]["text"] == "not booked: decline"
+    assert tool_result(second)["content"][0]["text"] == "not booked: cancel"
     assert Elicitation.objects.get(conversation=first).status == "pending"
 
 

@@ -29,6 +29,12 @@ def finished(conversation: Any) -> Run:
     return run
 
 
+def suspended(conversation: Any) -> Run:
+    return wait_for(
+        lambda: conversation.runs.filter(status=RunStatus.SUSPENDED).first(), "the suspension"
+    )
+
+
 def tool_result(conversation: Any) -> dict[str, Any]:
     (event,) = [
         e.data

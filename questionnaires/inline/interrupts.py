@@ -1,0 +1,128 @@
+"""An inline questionnaire card as a machine client sees it (AG-UI interrupts,
+`chat.edge.agui`): the card's first open questionnaire, a JSON Schema of its answers (by
+question id, option values as the envelope carries them), and its answer through the
+same `questionnaire_answer` as a submit in the page."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.contrib.auth.models import User
+from django.utils.translation import gettext as _
+
+from chat.core.errors import ChatError
+from chat.core.models import Conversation, Message, Role
+from questionnaires.inline import selectors
+from questionnaires.inline.services import questionnaire_answer
+from questionnaires.protocol import Questionnaire
+from questionnaires.protocol.jsontypes import JsonValue
+from questionnaires.protocol.names import OTHER_VALUE
+from questionnaires.protocol.segments import Question
+from questionnaires.registry import Pending
+
+
+def _open(conversation: Conversation, ref: str) -> tuple[Message, Questionnaire] | None:
+    prefix, _sep, pk = ref.partition(":")
+    if prefix != "inline" or not pk.isdigit():
+        return None
+    message = conversation.messages.filter(pk=int(pk), role=Role.ASSISTANT).first()
+    if message is None:
+        return None
+    for n in range(1, 51):  # its protocol blocks, in order: the first one still open
+        questionnaire_id = f"{message.pk}_q{n}"
+        if selectors.questionnaire_open(conversation, questionnaire_id):
+            return message, selectors.questionnaire_find(
+                conversation_id=conversation.pk,
+                message=message,
+                questionnaire_id=questionnaire_id,
+                lang=conversation.language,
+            )
+    return None
+
+
+def _question_schema(question: Question) -> dict[str, JsonValue]:
+    values: list[JsonValue] = [o.value for o in question.options]
+    if question.allow_other:
+        values.append(OTHER_VALUE)
+    choice: dict[str, JsonValue] = {
+        "oneOf": [{"const": o.value, "title": o.label} for o in question.options]
+        + ([{"const": OTHER_VALUE, "title": _("Other")}] if question.allow_other else [])
+    }
+    if question.type == "single_choice":
+        return {"title": question.text, **choice}
+    if question.type == "multi_choice":
+        return {"title": question.text, "type": "array", "items": choice, "uniqueItems": True}
+    return {"title": question.text, "type": "string"}
+
+
+def response_schema(questionnaire: Questionnaire) -> dict[str, JsonValue]:
+    """`{"answers": {question id: value}, "other_text"?: {question id: text},
+    "skipped"?: [question id]}`."""
+    return {
+        "type": "object",
+        "title": questionnaire.title,
+        "properties": {
+            "answers": {
+                "type": "object",
+                "properties": {q.id: _question_schema(q) for q in questionnaire.questions},
+                "additionalProperties": False,
+            },
+            "other_text": {"type": "object", "additionalProperties": {"type": "string"}},
+            "skipped": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        },
+        "required": ["answers"],
+        "additionalProperties": False,
+    }
+
+
+def inline_pending(conversation: Conversation, ref: str) -> Pending | None:
+    found = _open(conversation, ref)
+    if found is None:
+        return None
+    _message, questionnaire = found
+    return Pending(message=questionnaire.title, response_schema=response_schema(questionnaire))
+
+
+def _strings(value: object, what: str) -> Mapping[str, str | Sequence[str]]:
+    if not isinstance(value, dict) or not all(
+        isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+        for v in value.values()
+    ):
+        raise ChatError(
+            "interrupt_payload_invalid",
+            _("“%(what)s” must map question ids to values (see responseSchema).") % {"what": what},
+        )
+    return value
+
+
+def inline_resolve(
+    *, conversation: Conversation, ref: str, payload: object, user: User, lang: str
+) -> None:
+    found = _open(conversation, ref)
+    if found is None:
+        raise ChatError("interrupt_unknown", _("No such question is waiting."), status=404)
+    message, questionnaire = found
+    if payload is None:
+        answers: Mapping[str, str | Sequence[str]] = {}
+        other: Mapping[str, str | Sequence[str]] = {}
+        skipped: list[str] = []
+    elif isinstance(payload, dict) and set(payload) <= {"answers", "other_text", "skipped"}:
+        answers = _strings(payload.get("answers"), "answers")
+        other = _strings(payload.get("other_text", {}), "other_text")
+        skipped = [str(q) for q in payload.get("skipped", []) if isinstance(q, str)]
+    else:
+        raise ChatError(
+            "interrupt_payload_invalid",
+            _('The answer must be {"answers": {…}} (see responseSchema).'),
+        )
+    questionnaire_answer(
+        conversation=conversation,
+        message_id=message.pk,
+        questionnaire_id=questionnaire.questionnaire_id,
+        answers=answers,
+        other_text={k: v for k, v in other.items() if isinstance(v, str)},
+        user=user,
+        lang=lang,
+        skipped=skipped,
+        declined=payload is None,
+    )
