@@ -247,7 +247,7 @@ class Walk:
             self.reposts.add(pair)
             # Asked again after a message it could not read (the composer): the card is
             # its way forward, not a loop. After an answer to the card itself, it is.
-            if action != "compose":
+            if action not in ("compose", "send_and_stop"):
                 self._fail("I4", action, f"{b['id']} re-posts {a['id']}: {b['body'][:80]!r}")
 
     def _check_alerts(self, action: str, actor: Tab | None) -> None:
