@@ -39,6 +39,10 @@ class StructuredAnswer(models.Model):
     amends = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="amended_by"
     )
+    # The question as the person saw it when they answered (DESIGN §4.14): {"question",
+    # "options": [{"value", "label"}], "widget" (the ask's, "panel" for a side-panel edit,
+    # "not_shown" for a slot read from words typed for another question), "language"}.
+    shown = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

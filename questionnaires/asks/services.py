@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
@@ -33,9 +34,9 @@ from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch
 from questionnaires.drafts import draft_clear
-from questionnaires.protocol.ask_payload import AskInvalid, ask_validate
+from questionnaires.protocol.ask_payload import AskInvalid, ask_validate, ask_widget
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
-from questionnaires.protocol.jsontypes import Json
+from questionnaires.protocol.jsontypes import Json, JsonValue
 from questionnaires.protocol.provenance import AMENDED, CHOSEN, FREE_TEXT, SKIPPED
 from questionnaires.registry import input_refuse_if_waiting
 
@@ -348,6 +349,7 @@ def _answer_write(
             field=ask["field"],
             source=source,
             resolved=resolved,
+            shown=question_shown(ask),
             raw_text=text.strip(),
         )
         message = answer_post(
@@ -375,11 +377,13 @@ def _record(
     field: str,
     source: str,
     resolved: Resolved | None,
+    shown: dict[str, JsonValue],
     raw_text: str = "",
     amends: StructuredAnswer | None = None,
 ) -> StructuredAnswer:
     """Store one answer (a skip when `resolved` is None) and write it into the state."""
     row = StructuredAnswer.objects.create(
+        shown=shown,
         conversation=conversation,
         ask_message=ask_message,
         turn_id=turn_id,
@@ -393,6 +397,28 @@ def _record(
     )
     _state_write(conversation, row, resolved)
     return row
+
+
+def _slot_label(conversation: Conversation, field: str) -> str:
+    """The side panel's name for a slot (its definition's label), or ""."""
+    definition = conversation_definition(conversation)
+    slots = definition.slots if definition is not None else []
+    return next((slot.label for slot in slots if slot.field == field), "")
+
+
+def question_shown(ask: AskPayload, *, widget: str = "", label: str = "") -> dict[str, JsonValue]:
+    """The question as the person saw it (DESIGN §4.14): its words, options and widget, in
+    the language the page was in. `label` is the side panel's name for the slot."""
+    shown: dict[str, JsonValue] = {
+        "question": label or ask.get("question", ""),
+        "options": [{"value": o["value"], "label": o["label"]} for o in ask.get("options") or []],
+        "widget": widget or ask_widget(ask),
+        "language": get_language() or settings.LANGUAGE_CODE,
+    }
+    for key in ("min", "max", "step"):
+        if key in ask:
+            shown[key] = ask[key]
+    return shown
 
 
 def _state_write(
@@ -477,6 +503,7 @@ def ask_answer_change(
                     field=latest.field,
                     source=Source.EDIT,
                     resolved=resolved,
+                    shown=question_shown(ask),
                     raw_text=text.strip(),
                     amends=latest,
                 )
@@ -555,6 +582,7 @@ def slot_edit(
             field=field,
             source=Source.EDIT,
             resolved=resolved,
+            shown=question_shown(ask, widget="panel", label=_slot_label(conversation, field)),
         )
         _summary_again_if_confirming(conversation)
         return row
@@ -592,6 +620,7 @@ def free_text_record(
                 field=ask["field"],
                 source=Source.FREE_TEXT,
                 resolved=resolved,
+                shown=question_shown(ask),
             )
     except IntegrityError:
         return None

@@ -36,6 +36,10 @@ class Submission(models.Model):
     version = models.PositiveIntegerField(default=1)
     # The response payload that was posted as the next user message.
     payload = models.JSONField(default=dict)
+    # The card as the person saw it when they answered (DESIGN §4.14): {"title",
+    # "language", "questions": [{"id", "type", "text", "options": [{"value", "label"}],
+    # "allow_other", "other_label", "widget"}]}.
+    shown = models.JSONField(default=dict, blank=True)
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

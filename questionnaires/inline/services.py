@@ -31,6 +31,8 @@ from questionnaires.protocol import (
     build_decline,
     build_response,
 )
+from questionnaires.protocol.jsontypes import JsonValue
+from questionnaires.protocol.response import other_label
 from questionnaires.registry import input_refuse_if_waiting
 
 
@@ -113,6 +115,7 @@ def questionnaire_answer(
                     status=Submission.Status.DECLINED if declined else Submission.Status.SUBMITTED,
                     version=1 if previous is None else previous.version + 1,
                     payload=built.payload,
+                    shown=card_shown(questionnaire, lang=lang),
                     submitted_by=user,
                 )
         except IntegrityError:
@@ -133,6 +136,29 @@ def questionnaire_answer(
         metrics.on_commit(lambda: metrics.ANSWERS.labels("inline", "answered").inc())
         draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{questionnaire_id}")
     return SubmitResult(submission=submission, card_message=message, user_message=user_message)
+
+
+# How each question type is shown on a card (templates/questionnaires/cards/questionnaire.html).
+WIDGETS = {"single_choice": "radio", "multi_choice": "checkboxes", "free_text": "textarea"}
+
+
+def card_shown(questionnaire: Questionnaire, *, lang: str) -> dict[str, JsonValue]:
+    """The card as the person saw it when they answered (DESIGN §4.14): its title, each
+    question's words, options and widget, and the page's language ("Other" in it)."""
+    other = other_label(lang)
+    questions: list[JsonValue] = [
+        {
+            "id": q.id,
+            "type": q.type,
+            "text": q.text,
+            "options": [o.to_dict() for o in q.options],
+            "allow_other": q.allow_other,
+            "other_label": other if q.allow_other else "",
+            "widget": WIDGETS.get(q.type, q.type),
+        }
+        for q in questionnaire.questions
+    ]
+    return {"title": questionnaire.title, "language": lang, "questions": questions}
 
 
 def _built(
