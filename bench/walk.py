@@ -75,16 +75,7 @@ ALERTS_JS = r"""
 # Checks that fail today because of a defect another branch fixes: (invariant, action) ->
 # issue 32 defect number. The walk counts them (the CI walk ends xfail) instead of failing;
 # each entry goes once main has its fix.
-KNOWN_DEFECTS: dict[tuple[str, str], int] = {
-    ("I1", "compose"): 6,  # answered from the composer: "Closed" live, "Answered" reloaded
-    ("I1", "type"): 6,
-    ("I1", "send_and_stop"): 6,  # (a message typed in the composer, as "compose")
-    ("I1", "change"): 6,  # a change: both bubbles live, only the change reloaded
-    ("I2", "decline"): 1,  # the declined card's bubble shows only the title
-    ("I4", "decline"): 1,  # ...and the intake re-posts the identical summary
-    ("I4", "panel_edit"): 9,  # every panel edit re-posts the summary and its card
-    ("I2", "confirm"): 2,  # a click on the preselected option says "kept the default"
-}
+KNOWN_DEFECTS: dict[tuple[str, str], int] = {}
 
 WORDS = [
     "only a little",
