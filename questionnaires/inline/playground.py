@@ -37,7 +37,7 @@ class Example:
 EXAMPLES = (
     Example(
         "yaml-single",
-        _("Fenced YAML: one single-choice question"),
+        _("Fenced YAML: one question"),
         {
             "en": "Which plan should I set up for you?\n\n```questionnaire\ntitle: Your plan\n"
             "questions:\n  - type: single_choice\n    text: Which plan suits you?\n"
@@ -83,7 +83,7 @@ EXAMPLES = (
     ),
     Example(
         "invalid",
-        _("Invalid: what self-check flags"),
+        _("Invalid (self-check flags it)"),
         {
             "en": "This one is wrong on purpose: `multiple_choice` is not a fenced YAML type.\n\n"
             "```questionnaire\ntitle: Self-check demo\nquestions:\n  - type: multiple_choice\n"

@@ -259,7 +259,7 @@ def test_playground_examples_speak_chinese(client_in):
     page = reverse("questionnaires:playground")
     html = client_in.get(page, {"example": "yaml-single"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
     text = html.content.decode()
-    assert "载入示例" in text and "哪个套餐适合你？" in text and "Fenced YAML：一道单选题" in text
+    assert "载入示例" in text and "哪个套餐适合你？" in text and "Fenced YAML：一道题" in text
 
 
 def test_playground_refuses_an_unknown_example_and_keeps_the_page(client_in):
