@@ -9,6 +9,14 @@ between the two sizes is extrapolated to the sizes of `chat.highlight.SIZES`:
 
     t(n) = t(LARGE) × (n / LARGE) ** max(1, log(t(LARGE) / t(SMALL)) / log(LARGE / SMALL))
 
+A lexer that can run another lexer named in its text (a Markdown fence, PostgreSQL's
+`$$ … $$ LANGUAGE name`, an HTTP body's Content-Type) is also timed on *nested* shapes
+(`NESTINGS`): its opener naming a cubic lexer (`INNER`, ```` ```systemd ```` "x" and
+spaces) around that lexer's worst shape, then its closer (issue 34: 4.9 s for 1,278
+characters of ```` ```postgresql ````). `--nested` renders each nesting through
+`chat.rendering.markdown_to_html` as one message at up to 20,000 characters and prints
+the slowest (CPU seconds; it must stay under `GIVE_UP_SECONDS`).
+
 A lexer's *cost curve* is the worst shape's t(n) at each of those sizes; written into
 `chat/lexer_costs.json`, it is what the renderer charges a block of code against the
 Markdown budget, so a lexer whose cost grows fast still highlights small blocks and shows
@@ -23,14 +31,17 @@ so each bounded lexer's worst shape is then timed at the curve's middle size too
 renderer never lets growth slow down past a measured point (`chat.highlight.worst_seconds`).
 `--refine` does only this step on the written file.
 
-    python -m bench.lexer_fuzz [--write] [--refine] [--jobs 2] [ALIAS …]
+    python -m bench.lexer_fuzz [--write] [--refine] [--nested] [--jobs 2] [ALIAS …]
 
 Without ``--write`` it prints the costliest lexers. With ALIASes (``c cpp csharp``) only
 those lexers are measured, and ``--write`` merges their verdicts into the file (the
 others keep theirs; the file must be for the installed Pygments) — the way to measure a
 new or changed bounded lexer (`chat.lexers`) without fuzzing all ~600 lexers again.
 A fence is highlighted with the lexer `chat.highlight.lexer_for` gives, so the file
-names the bounded variants (``BoundedCLexer``) in place of the originals; ``bench_adversarial`` renders each
+names the bounded variants (``BoundedCLexer``) in place of the originals. A lexer with no
+alias that another runs (``BaseMakefileLexer`` under ``MakefileLexer``) is measured too,
+as a ``module:Class`` job, since a block is charged the curves of every lexer its lexer
+can run (`chat.highlight.charged_costs`); ``bench_adversarial`` renders each
 lexer's worst shape at its budget's edge through the real page path.
 """
 
@@ -73,23 +84,91 @@ def shapes() -> dict[str, tuple[str, str]]:
     return found
 
 
-def shape_text(prefix: str, unit: str, size: int) -> str:
-    return prefix + unit * max(1, (size - len(prefix)) // len(unit))
+INNER = [  # (alias, MIME type, prefix, unit): cubic lexers (lexer_costs.json "unbounded")
+    ("systemd", "", "x", " "),
+    ("autoit", "text/x-autoit", "", " "),
+    ("pike", "text/x-pike", "x", " "),
+]
+NESTINGS = {  # outer alias -> (opener, closer) around an inner lexer's text
+    "md": ("```{lang}\n", "\n```\n"),
+    "tid": ("```{lang}\n", "\n```\n"),
+    "rst": (".. code-block:: {lang}\n\n    ", "\n"),
+    "postgresql": ("CREATE FUNCTION f() RETURNS void AS $$\n", "\n$$ LANGUAGE {lang};\n"),
+    "plpgsql": ("CREATE FUNCTION f() RETURNS void AS $$\n", "\n$$ LANGUAGE {lang};\n"),
+    "psql": ("CREATE FUNCTION f() RETURNS void AS $$\n", "\n$$ LANGUAGE {lang};\n"),
+    "wikitext": ('<syntaxhighlight lang="{lang}">', "</syntaxhighlight>"),
+    "http": ("HTTP/1.1 200 OK\nContent-Type: {mime}\n\n", ""),
+    "mime": ("Content-Type: {mime}\n\n", ""),
+    "arturo": ("{{!{lang} ", "\n}}"),
+}
+
+
+def nested_shapes(alias: str) -> dict[str, tuple[str, str, str]]:
+    """name -> (prefix, unit, suffix): ``alias``'s nestings of each `INNER` lexer."""
+    if alias not in NESTINGS:
+        return {}
+    opener, closer = NESTINGS[alias]
+    found = {}
+    for lang, mime, prefix, unit in INNER:
+        if "{mime}" in opener + closer and not mime:
+            continue
+        start = opener.format(lang=lang, mime=mime) + prefix
+        end = closer.format(lang=lang, mime=mime)
+        found[f"{start!r} + {unit!r}*n + {end!r}"] = (start, unit, end)
+    return found
+
+
+def shape_parts(alias: str, name: str) -> tuple[str, str, str]:
+    """A shape's (prefix, unit, suffix) by its name, plain or nested."""
+    if name in (table := shapes()):
+        return (*table[name], "")
+    return nested_shapes(alias)[name]
+
+
+def shape_text(prefix: str, unit: str, size: int, suffix: str = "") -> str:
+    return prefix + unit * max(1, (size - len(prefix) - len(suffix)) // len(unit)) + suffix
 
 
 def lexer_aliases() -> dict[str, str]:
-    """Every lexer class a fence can be highlighted with → its first alias: the classes
+    """Every lexer class a fence can be highlighted with → its first alias (the classes
     Pygments ships, with the bounded variants of `chat.lexers.BOUNDED` in place of
-    their originals."""
+    their originals), and every lexer class with no alias that one of those can run →
+    its ``module:Class`` job."""
+    import importlib
+
     from pygments.lexers._mapping import LEXERS
 
-    from chat.lexers import BOUNDED
+    from chat.lexers import BOUNDED, ResolvesLexer, reached_lexers
 
-    return {
+    found = {
         (BOUNDED[name].__name__ if name in BOUNDED else name): spec[2][0]
         for name, spec in sorted(LEXERS.items())
         if spec[2]
     }
+    helpers: dict[str, str] = {}
+    for name, spec in sorted(LEXERS.items()):
+        lexer = BOUNDED.get(name) or getattr(importlib.import_module(spec[0]), name)
+        try:
+            reached = reached_lexers(lexer)
+        except ResolvesLexer:
+            continue
+        for other in reached:
+            if other.__name__ not in found and other.__name__ not in LEXERS:
+                helpers[other.__name__] = f"{other.__module__}:{other.__qualname__}"
+    return found | dict(sorted(helpers.items()))
+
+
+def job_lexer(job: str) -> Any:
+    """The lexer a fuzz job measures: an alias's (`chat.highlight.lexer_for`) or a
+    ``module:Class`` (a lexer with no alias that another runs)."""
+    import importlib
+
+    from chat.highlight import lexer_for
+
+    if ":" not in job:
+        return lexer_for(job)
+    module, name = job.split(":")
+    return getattr(importlib.import_module(module), name)(stripnl=False, ensurenl=False)
 
 
 class _Timeout(Exception):
@@ -141,17 +220,18 @@ class Verdict:
 
 def lexer_verdict(alias: str) -> Verdict:
     """One lexer's cost curve over every shape (the worst at each size)."""
-    from chat.highlight import highlight_html, lexer_for
+    from chat.highlight import highlight_html
 
-    lexer = lexer_for(alias)
+    lexer = job_lexer(alias)
 
     def highlight(text: str) -> object:
         return highlight_html(text, lexer)
 
     worst: list[float] = []
     shape = ""
-    for name, (prefix, unit) in shapes().items():
-        texts = [shape_text(prefix, unit, size) for size in (SMALL, LARGE)]
+    every = {name: (*parts, "") for name, parts in shapes().items()} | nested_shapes(alias)
+    for name, (prefix, unit, suffix) in every.items():
+        texts = [shape_text(prefix, unit, size, suffix) for size in (SMALL, LARGE)]
         small, large = (_time(highlight, text, 1) for text in texts)
         if RETIME_ABOVE < large < math.inf:
             small, large = (_time(highlight, text, 3) for text in texts)
@@ -168,13 +248,13 @@ def lexer_verdict(alias: str) -> Verdict:
 
 def refined(verdict: Verdict) -> Verdict:
     """The verdict with its worst shape timed at the curve's middle size."""
-    from chat.highlight import SIZES, highlight_html, lexer_for
+    from chat.highlight import SIZES, highlight_html
 
     if not verdict.bounded:
         return verdict
-    lexer = lexer_for(verdict.alias)
-    prefix, unit = shapes()[verdict.shape]
-    text = shape_text(prefix, unit, SIZES[1])
+    lexer = job_lexer(verdict.alias)
+    prefix, unit, suffix = shape_parts(verdict.alias, verdict.shape)
+    text = shape_text(prefix, unit, SIZES[1], suffix)
     seconds = _time(lambda t: highlight_html(t, lexer), text, 1, REFINE_TIMEOUT)
     costs = list(verdict.costs)
     if seconds > costs[1]:
@@ -194,6 +274,47 @@ def _child() -> None:
             verdict = refined(lexer_verdict(job))
         costs = [None if math.isinf(c) else c for c in verdict.costs]
         print(json.dumps([verdict.alias, costs, verdict.shape]), flush=True)
+
+
+NESTED_SIZES = (1_278, 1_600, 5_000, 19_990)
+NESTED_TIMEOUT = 10.0
+
+
+def nested_messages() -> dict[str, str]:
+    """name -> message: a fenced block of each nesting (an outer lexer running a cubic
+    one) at each of `NESTED_SIZES` characters."""
+    found = {}
+    for outer in NESTINGS:
+        for name, (prefix, unit, suffix) in nested_shapes(outer).items():
+            for size in NESTED_SIZES:
+                code = shape_text(prefix, unit, size, suffix)
+                found[f"{outer} {size:,}: {name}"] = f"```{outer}\n{code}\n```\n"
+    return found
+
+
+def nested_worst() -> tuple[float, str, list[tuple[float, str]]]:
+    """CPU seconds of rendering each nested message as a chat message does
+    (`chat.rendering.markdown_to_html`): the slowest, its name, every timing."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
+        # never used (rendering does no queries), but never the developer's database
+        os.environ.setdefault("DATABASE_URL", f"sqlite:///{Path(tmp) / 'unused.sqlite3'}")
+        import django
+
+        django.setup()
+        from chat.rendering import markdown_to_html
+
+        signal.signal(signal.SIGALRM, _on_alarm)
+        for outer in NESTINGS:  # warm up: imports, the renderer, each lexer's tokens
+            markdown_to_html(f"```{outer}\nx\n```\n")
+        timings = [
+            (_time(markdown_to_html, text, 1, NESTED_TIMEOUT), name)
+            for name, text in nested_messages().items()
+        ]
+    seconds, name = max(timings)
+    return seconds, name, timings
 
 
 # --- the parent ---------------------------------------------------------------------------
@@ -268,9 +389,18 @@ def main(argv: list[str]) -> int:
     if argv == ["--child"]:
         _child()
         return 0
+    if "--nested" in argv:
+        seconds, name, timings = nested_worst()
+        for each in sorted(timings, reverse=True)[:10]:
+            print(f"{each[0]:8.4f} s  {each[1]}")
+        print(f"{len(timings)} nested messages, the slowest {seconds:.3f} s CPU: {name}")
+        return 0 if seconds <= GIVE_UP_SECONDS else 1
     write = "--write" in argv
     workers = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else 2
     wanted = [a for a in argv if not a.startswith("--") and not a.isdigit()]
+    if wanted:  # a lexer's first alias, as the file's jobs are named (`md` → `markdown`)
+        names = lexer_aliases()
+        wanted = [a if ":" in a else names[type(job_lexer(a)).__name__] for a in wanted]
     jobs: list[Any] = wanted or list(lexer_aliases().values())
     if "--refine" in argv:
         from chat.highlight import COSTS_FILE

@@ -15,11 +15,19 @@ couldn't be cached, so the bound is decided ahead of time, per lexer:
 - Some lexers of common languages (C, C++, C#) have rules that backtrack without bound;
   `chat.lexers` has variants of them with those rules rewritten so they can't, and
   those are what is measured and used (`lexer_for`).
-- A language whose lexer is not in that file — unbounded, unknown, or measured under
-  another Pygments version — is shown as plain code (escaped text, still copyable).
+- A lexer can run others: a fixed one (HTML's `<script>` is JavaScript), or one named in
+  the text (a Markdown fence's language, PostgreSQL's `$$ … $$ LANGUAGE name`), which
+  the fuzz's shapes don't reach (issue 34: a `postgresql` block with a `LANGUAGE systemd`
+  body took 4.9 s). `chat.lexers.reached_lexers` reads which lexers a lexer's code can
+  run; a lexer that looks one up from the text is never used (the common ones have a
+  variant in `chat.lexers` that doesn't), and one that can run another is charged the
+  sum of their curves (`charged_costs`).
+- A language whose lexer (or a lexer it can run) is not in that file — unbounded,
+  unknown, or measured under another Pygments version — is shown as plain code
+  (escaped text, still copyable).
 - Highlighting a block costs `highlight_units(code, lexer)` work units of the Markdown
   budget (`chat.rendering`: ~15 µs each): its lexer's worst case at the block's size
-  (`worst_seconds`), with a margin. A block the budget can't pay for is shown as plain
+  (`worst_seconds` of `charged_costs`), with a margin. A block the budget can't pay for is shown as plain
   code; the rest of the message still renders. So a lexer whose cost grows fast
   highlights a small block and shows a big one plain, and a hostile block costs its
   worst case at most.
@@ -43,7 +51,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from chat.lexers import bounded_class
+from chat.lexers import ResolvesLexer, bounded_class, reached_lexers
 
 COSTS_FILE = Path(__file__).with_name("lexer_costs.json")
 UNIT_MICROSECONDS = 15.0
@@ -91,6 +99,23 @@ def worst_seconds(size: int, costs: tuple[float, ...]) -> float:
     return math.inf
 
 
+def charged_costs(lexer: type[Lexer]) -> tuple[float, ...] | None:
+    """The cost curve a block highlighted with ``lexer`` is charged: the sum of its own
+    and of every lexer it can run (each run on a part of the block costs at most its
+    curve at the block's size, and the curves grow at least linearly, so the parts cost
+    no more than the whole); None when one of them is unmeasured or unbounded, or when
+    ``lexer`` looks a lexer up from the text."""
+    costs = lexer_costs()
+    try:
+        lexers = [lexer, *reached_lexers(lexer)]
+    except ResolvesLexer:
+        return None
+    curves = [costs.get(each.__name__) for each in lexers]
+    if any(curve is None for curve in curves):
+        return None
+    return tuple(map(sum, zip(*(curve for curve in curves if curve is not None), strict=True)))
+
+
 def lexer_for(lang: str) -> Lexer:
     """The lexer a fence's language is highlighted with: Pygments', or its bounded
     variant (`chat.lexers`); raises `ClassNotFound` for an unknown language."""
@@ -106,7 +131,7 @@ def bounded_lexer(lang: str) -> Lexer | None:
         lexer = lexer_for(lang)
     except (ClassNotFound, ValueError):
         return None
-    return lexer if type(lexer).__name__ in lexer_costs() else None
+    return lexer if charged_costs(type(lexer)) is not None else None
 
 
 def highlight_units(code: str, lexer: Lexer) -> float:
@@ -114,7 +139,10 @@ def highlight_units(code: str, lexer: Lexer) -> float:
     past HIGHLIGHT_MAX_CHARS)."""
     if len(code) > HIGHLIGHT_MAX_CHARS:
         return math.inf
-    seconds = worst_seconds(len(code), lexer_costs()[type(lexer).__name__])
+    costs = charged_costs(type(lexer))
+    if costs is None:
+        return math.inf
+    seconds = worst_seconds(len(code), costs)
     return max(1.0, seconds * MARGIN * 1e6 / UNIT_MICROSECONDS)
 
 

@@ -421,6 +421,12 @@ AGENT_HEARTBEAT_TIMEOUT = float(os.environ.get("AGENT_HEARTBEAT_TIMEOUT", "30"))
 AGENT_HANDOFF_TIMEOUT = float(os.environ.get("AGENT_HANDOFF_TIMEOUT", "2"))
 AGENT_QUEUE_TIMEOUT = float(os.environ.get("AGENT_QUEUE_TIMEOUT", "120"))
 AGENT_MAX_ATTEMPTS = int(os.environ.get("AGENT_MAX_ATTEMPTS", "3"))
+# Turns one person has running at once (0: no cap). More wait, queued in the order they
+# were asked for, and start as that person's turns end; other people's start at once.
+# (One conversation runs one turn at a time whatever this says: chat.runs.slots.)
+AGENT_RUNS_PER_PERSON = int(os.environ.get("AGENT_RUNS_PER_PERSON", "3"))
+if AGENT_RUNS_PER_PERSON < 0:
+    raise ImproperlyConfigured("AGENT_RUNS_PER_PERSON can't be negative (0 turns the cap off).")
 # The longest a turn may take on one worker (seconds): at the soft limit the run fails
 # with `turn_time_limit`; at the hard limit the worker process is killed.
 # How long an MCP server's elicitation waits for the person (seconds) before it expires

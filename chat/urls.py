@@ -62,6 +62,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
             "conversations/<id:conversation_id>/messages", views.message_send, name="message_send"
         ),
         path(
+            "conversations/<id:conversation_id>/composer/refusal",
+            views.composer_refusal,
+            name="composer_refusal",
+        ),
+        path(
             "conversations/<id:conversation_id>/fragment",
             views.message_list_fragment,
             name="message_list",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from chat.agent.intake import intake_select
 from chat.core.errors import ChatError
@@ -59,6 +60,10 @@ def message_post_user(
 # a conversation with one of them may begin without a message from the person.
 OPENING_AGENTS = frozenset({AgentKind.INTAKE, AgentKind.SCRIPTED})
 
+# The scripted agent's other tours a person may start from the home page (script name →
+# the conversation's name); without one it plays the protocol tour.
+TOUR_SCRIPTS = {"forms": gettext_lazy("Deferred-form tour")}
+
 
 def conversation_start(
     *,
@@ -68,20 +73,27 @@ def conversation_start(
     content: str = "",
     title: str = "",
     definition_id: str = "",
+    script: str = "",
 ) -> Conversation:
     """A conversation begun from the home page's composer, in one step.
 
     With text, the text is its first message (and names it). Without, an agent that opens
     by itself (`OPENING_AGENTS`) starts at once; any other agent needs the text — or, for
     scripts that only create a conversation, a `title` (refused: `message_empty`, and
-    nothing is stored). An intake's topic (`definition_id`) is chosen before it begins.
+    nothing is stored). An intake's topic (`definition_id`) is chosen before it begins;
+    so is the tour's script (`script`, one of `TOUR_SCRIPTS`; refused: `script_unknown`).
     """
     if not content.strip() and agent not in OPENING_AGENTS and not title.strip():
         raise ChatError("message_empty", _("Type a message first."))
     if agent == AgentKind.INTAKE and definition_id and definition_id not in dict(definition_ids()):
         raise ChatError("intake_unknown", _("Unknown intake “%(id)s”.") % {"id": definition_id})
+    if script and (agent != AgentKind.SCRIPTED or script not in TOUR_SCRIPTS):
+        raise ChatError("script_unknown", _("Unknown tour “%(name)s”.") % {"name": script})
     with transaction.atomic():
         conversation = conversation_create(owner=owner, title=title, agent=agent, language=language)
+        if script:
+            conversation.state = {**(conversation.state or {}), "script": script}
+            conversation.save(update_fields=["state"])
         if content.strip():
             if agent == AgentKind.INTAKE and definition_id:
                 intake_select(conversation=conversation, definition_id=definition_id)
@@ -94,6 +106,8 @@ def conversation_start(
     if not conversation.title:  # named after its topic, else after its agent
         definition = conversation_definition(conversation)
         name = definition.title if definition is not None else agent_name(agent)
+        if script:
+            name = str(TOUR_SCRIPTS[script])
         conversation_rename(conversation=conversation, title=name)
     return conversation
 

@@ -120,7 +120,8 @@ class AssistantMessage:
     """A visible assistant message to persist, with its tool calls and their results.
 
     `kind` is "reply" for model output, "pause" / "loop_recovery" for the runtime's own
-    questionnaires, "self_check_gave_up" for a reply shown after 3 failed self-checks.
+    questionnaires, "self_check_gave_up" for a reply shown after 3 failed self-checks,
+    "stopped" for the text streamed before the person pressed Stop.
     `state` is the loop's state once this message is stored; `stop` is set when the turn
     ends with this message (the `RunStopped` that follows), so both can be persisted in
     the same transaction as the message.

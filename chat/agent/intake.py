@@ -8,16 +8,17 @@ left — post a summary with a fenced inline questionnaire to confirm or correct
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 
-import yaml
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from chat.core.metadata import StructuredAnswerEnvelope, intake_state, metadata_of, state_of
+from chat.core import selectors as core_selectors
+from chat.core.metadata import intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role, Run, StopReason
-from chat.core.services import message_create
+from chat.core.services import message_content_replace, message_create
 from questionnaires.asks import selectors as ask_selectors
 from questionnaires.asks import services as asks
 from questionnaires.asks.definitions import (
@@ -26,13 +27,13 @@ from questionnaires.asks.definitions import (
     conversation_definition,
     definition_ids,
 )
-from questionnaires.asks.extract import CONFIDENCE_VERBATIM
 from questionnaires.asks.state import state_view
 from questionnaires.protocol import ResponseSegment, parse_message
 from questionnaires.protocol.jsontypes import Json
 
 logger = logging.getLogger(__name__)
 CHOOSE_FIELD = "intake_definition"
+CONFIRM_YES, CONFIRM_CHANGE = "yes", "change"  # the summary card's option values
 
 
 def intake_turn(run: Run) -> str:
@@ -48,8 +49,6 @@ def intake_turn(run: Run) -> str:
         reply = _take_in_text(conversation, definition, run, trigger, status)
         if reply is not None:
             return reply
-    elif trigger is not None:
-        _read_ahead(conversation, definition, metadata_of(trigger).get("structured_answer"))
     _missing_sync(conversation, definition)
     if ask_selectors.ask_pending(conversation=conversation):
         return StopReason.AWAITING_USER_INPUT  # a sibling ask of this turn is still open
@@ -126,34 +125,16 @@ def _take_in_text(
     return None
 
 
-def _read_ahead(
-    conversation: Conversation, definition: Definition, answer: StructuredAnswerEnvelope | None
-) -> None:
-    """Words that didn't answer their own question may answer a scale asked later: "maybe
-    4 out of 10" to "does it come with pain?" is a pain score of 4 (kept "Please check"),
-    so that slider isn't asked at 5 as if nothing had been said."""
-    if not answer or answer.get("source") != "user_free_text":
-        return
-    raw = str(answer.get("raw_text") or "")
-    confidence = answer.get("confidence")
-    if not raw or not isinstance(confidence, (int, float)) or confidence > CONFIDENCE_VERBATIM:
-        return
+def _said_for(conversation: Conversation, slot: Slot) -> str:
+    """For a scale asked after the question it depends on, the words the person typed for
+    that question: "maybe 4 out of 10" to "does it come with pain?" holds the 0–10 score.
+    They only set where the slider starts (`asks.ask_create(start_from=…)`): a question
+    never shown is never answered for the person (DESIGN §4.14), and no slot appears from
+    reading words."""
+    if slot.ask.get("type") != "scale" or not slot.when:
+        return ""
     view = state_view(state_of(conversation))
-    values, skipped = view["consultation_state"], set(view["skipped_slots"])
-    later = [
-        slot
-        for slot in _applicable(definition, values)
-        if slot.field not in values
-        and slot.field not in skipped
-        and slot.field != answer.get("field")
-        and slot.ask.get("type") == "scale"
-    ]
-    for slot in later:
-        if asks.slot_fill_from_text(
-            conversation=conversation, field=slot.field, ask=slot.ask, text=raw
-        ):
-            conversation.refresh_from_db(fields=["state"])
-            return
+    return view["raw_text"].get(str(slot.when["field"]), "")
 
 
 def _questionnaire_response(message: Message) -> dict[str, Json] | None:
@@ -168,27 +149,55 @@ def _questionnaire_response(message: Message) -> dict[str, Json] | None:
 def _confirmation(
     conversation: Conversation, definition: Definition, run: Run, response: dict[str, Json]
 ) -> str:
+    """The person's answer to the summary card or to "which answers should change?".
+
+    Declining either ends the intake unconfirmed, saying how to confirm later (Change
+    answer on the card, or the panel): re-posting the same card would leave confirming as
+    the only way out."""
     intake = intake_state(conversation)
-    if response.get("questionnaire_id") != intake.get("summary_questionnaire_id"):
+    qid = response.get("questionnaire_id")
+    if qid not in (intake.get("summary_questionnaire_id"), intake.get("change_questionnaire_id")):
         return _next_step(conversation, definition, run)
     listed = response.get("answers")
     answers = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
-    first = answers[0] if answers else {}
-    confirmed = definition.texts["confirm_yes"] in (first.get("label"), first.get("answer"))
+    # "Skip this question" on the one question of the summary says as little as declining.
+    skipped = qid == intake.get("summary_questionnaire_id") and any(
+        a.get("provenance") == "skipped" for a in answers[:1]
+    )
+    if response.get("status") == "declined" or skipped:
+        _status_set(conversation, "declined")
+        _say(conversation, run, definition.texts["declined"])
+        return StopReason.COMPLETED
+    if qid == intake.get("change_questionnaire_id"):
+        chosen = answers[0].get("values") if answers else None
+        fields = (
+            [str(f) for f in chosen if definition.slot(str(f))] if isinstance(chosen, list) else []
+        )
+        return _correct(conversation, definition, run, fields)
+    # Summaries stored before the one-question card listed the answers to change in q2.
     labels = answers[1].get("labels") if len(answers) > 1 else None
-    chosen = [str(label) for label in labels] if isinstance(labels, list) else []
-    fields = [s.field for s in definition.slots if s.label in chosen]
-    if confirmed and not fields:
+    if isinstance(labels, list) and labels:
+        fields = [s.field for s in definition.slots if s.label in labels]
+        return _correct(conversation, definition, run, fields)
+    first = answers[0] if answers else {}
+    if first.get("answer") == CONFIRM_YES or first.get("label") == definition.texts["confirm_yes"]:
         _status_set(conversation, "confirmed")
         _say(conversation, run, definition.texts["done"])
         return StopReason.COMPLETED
+    return _post_change_card(conversation, definition, run)
+
+
+def _correct(
+    conversation: Conversation, definition: Definition, run: Run, fields: list[str]
+) -> str:
+    """Ask the chosen slots again; with none chosen, the summary to confirm once more."""
     _status_set(conversation, "collecting")
-    if fields:
-        asks.slots_clear(conversation=conversation, fields=fields)
-        conversation.refresh_from_db(fields=["state"])
-        _missing_sync(conversation, definition)
-        return _ask_slots(conversation, definition, run, [definition.slot(f) for f in fields])
-    return _post_summary(conversation, definition, run)
+    if not fields:
+        return _post_summary(conversation, definition, run)
+    asks.slots_clear(conversation=conversation, fields=fields)
+    conversation.refresh_from_db(fields=["state"])
+    _missing_sync(conversation, definition)
+    return _ask_slots(conversation, definition, run, [definition.slot(f) for f in fields])
 
 
 # --- asking and summarizing ------------------------------------------------------------
@@ -237,45 +246,107 @@ def _ask_slots(
             run=run,
             turn_id=turn_id,
             reference=slot.reference,
+            start_from=_said_for(conversation, slot),
         )
     return StopReason.AWAITING_USER_INPUT
 
 
 def _post_summary(conversation: Conversation, definition: Definition, run: Run) -> str:
+    """The summary to confirm: every applicable slot labelled, then a one-question card
+    ("Is this correct?") with nothing preselected: confirming is the person's act.
+
+    A summary still open (the latest message, not answered) is brought up to date in
+    place rather than posted again (a slot edited in the panel): one summary in the
+    thread, the same after a reload, and the card's id (what the answer names) unchanged.
+    """
     view = state_view(state_of(conversation))
     lines = [definition.texts["summary_intro"], ""]
+    sep = "：" if definition.language.startswith("zh") else ": "  # full-width in Chinese
     for slot in _applicable(definition, view["consultation_state"]):
         shown = view["display"].get(slot.field)
         if shown is None and slot.field in view["consultation_state"]:
             shown = str(view["consultation_state"][slot.field])
-        lines.append(f"- **{slot.label}**: {_md(shown) if shown else definition.texts['skipped']}")
-    questionnaire = {
+        lines.append(
+            f"- **{slot.label}**{sep}{_md(shown) if shown else definition.texts['skipped']}"
+        )
+    card: dict[str, Json] = {
         "title": definition.texts["confirm_title"],
         "questions": [
             {
+                "id": "confirm",
                 "type": "single_choice",
                 "text": definition.texts["confirm_question"],
-                "options": [definition.texts["confirm_yes"], definition.texts["confirm_no"]],
-                "default": definition.texts["confirm_yes"],
-            },
-            {
-                "type": "multi_choice",
-                "text": definition.texts["correct_question"],
-                "options": [s.label for s in _applicable(definition, view["consultation_state"])],
-                "default": [],
-            },
+                "options": [
+                    {"value": CONFIRM_YES, "label": definition.texts["confirm_yes"]},
+                    {"value": CONFIRM_CHANGE, "label": definition.texts["confirm_no"]},
+                ],
+            }
         ],
     }
-    body = yaml.safe_dump(questionnaire, allow_unicode=True, sort_keys=False, width=1000)
-    content = "\n".join(lines) + "\n\n```questionnaire\n" + body + "```\n"
+    content = "\n".join(lines) + "\n\n" + _card(card)
+    open_summary = _open_summary(conversation)
+    if open_summary is not None:
+        if open_summary.content != content:
+            message_content_replace(message=open_summary, content=content)
+        _status_set(conversation, "confirming")
+        return StopReason.AWAITING_USER_INPUT
     # One transaction: open tabs fetch the summary (on message_done, after commit) already
-    # knowing it is the summary (the page shows its second question only when needed).
+    # knowing it is the summary.
     with transaction.atomic():
         message = message_create(
             conversation=conversation, role=Role.ASSISTANT, content=content, run=run
         )
         _status_set(conversation, "confirming", summary_questionnaire_id=f"{message.pk}_q1")
     return StopReason.AWAITING_USER_INPUT
+
+
+def _post_change_card(conversation: Conversation, definition: Definition, run: Run) -> str:
+    """ "I want to change something": which answers, as a card of its own (only questions
+    the person is shown are ever part of an answer)."""
+    view = state_view(state_of(conversation))
+    card: dict[str, Json] = {
+        "title": definition.texts["correct_title"],
+        "questions": [
+            {
+                "id": "change",
+                "type": "multi_choice",
+                "text": definition.texts["correct_question"],
+                "options": [
+                    {"value": s.field, "label": s.label}
+                    for s in _applicable(definition, view["consultation_state"])
+                ],
+                "default": [],
+            }
+        ],
+    }
+    content = definition.texts["correct_intro"] + "\n\n" + _card(card)
+    with transaction.atomic():
+        message = message_create(
+            conversation=conversation, role=Role.ASSISTANT, content=content, run=run
+        )
+        _status_set(conversation, "confirming", change_questionnaire_id=f"{message.pk}_q1")
+    return StopReason.AWAITING_USER_INPUT
+
+
+def _card(questionnaire: Mapping[str, Json]) -> str:
+    """An inline card in the XML+JSON form: option values stay stable identifiers (the
+    answer names `yes`, not a label in the person's language), and a single choice may
+    start with nothing chosen."""
+    body = json.dumps(questionnaire, ensure_ascii=False, separators=(",", ":"))
+    return "<questionnaire>" + body.replace("</", "<\\/") + "</questionnaire>\n"
+
+
+def _open_summary(conversation: Conversation) -> Message | None:
+    """The summary message while its card can still be answered, else None."""
+    qid = str(intake_state(conversation).get("summary_questionnaire_id", ""))
+    pk, _sep, ordinal = qid.rpartition("_")
+    if not pk.isdigit() or ordinal != "q1":
+        return None
+    message = conversation.messages.filter(pk=int(pk)).first()
+    latest = core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
+    if message is None or latest != message.seq:
+        return None
+    return message
 
 
 def _md(text: str) -> str:

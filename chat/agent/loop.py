@@ -149,19 +149,39 @@ class _Loop:
     def _call_model(self) -> Generator[AgentEvent, None, Completion]:
         """Stream one model call; returns its `Completion` (via `yield from`)."""
         completion: Completion | None = None
+        streamed: list[str] = []
+        stream = self.client.stream(self.history, self.schemas)
         try:
-            for chunk in self.client.stream(self.history, self.schemas):
+            for chunk in stream:
                 if isinstance(chunk, Completion):
                     completion = chunk
                 elif chunk:
+                    streamed.append(chunk)
                     yield TextDelta(self.iteration, chunk)
-                    self._check_cancelled()
+                    if self.cancelled():
+                        yield from self._stopped_mid_reply("".join(streamed))
         except LLMError as exc:
             raise _Stopped(RunStopped(Stop.ERROR, exc.code, exc.message)) from exc
+        finally:
+            # A stopped turn ends the call now, not whenever the generator is collected:
+            # the backend closes its connection, and the call's usage is recorded.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         if completion is None:
             message = "The model stream ended without a completion."
             raise _Stopped(RunStopped(Stop.ERROR, "llm_incomplete", message))
         return completion
+
+    def _stopped_mid_reply(self, text: str) -> Generator[AgentEvent, None, None]:
+        """Stop pressed while the model wrote: what the person saw streamed stays, as the
+        turn's last message (kind "stopped", shown as stopped), and it is what the model
+        reads next time — the record says what the person saw (DESIGN §4.14). No tool of
+        the half-written step runs. A Retry replaces it like any message of the turn."""
+        stop = RunStopped(Stop.CANCELLED)
+        if text.strip():
+            yield AssistantMessage(text, kind="stopped", state=self.state(), stop=stop)
+        raise _Stopped(stop)
 
     # --- tools ---------------------------------------------------------------------
 

@@ -24,10 +24,7 @@ def pause_notice(*, lang: str, limit: int) -> str:
         lead = f"已达到本轮最大循环次数（{limit}），任务已暂停。"
         title, question = "任务已暂停", "是否继续当前任务？"
     else:
-        lead = (
-            f"The maximum number of loop iterations for this turn ({limit}) has been "
-            "reached; the task is paused."
-        )
+        lead = f"This task reached its limit of {limit} steps for one turn, so it is paused."
         title, question = "Task paused", "Continue the current task?"
     option = continue_label(lang)
     return (

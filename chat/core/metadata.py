@@ -41,6 +41,13 @@ class StructuredAnswerEnvelope(TypedDict):
     amends: NotRequired[int]
 
 
+class AskStart(TypedDict):
+    """Where a scale ask's slider starts, and the words it was read from."""
+
+    value: float
+    said: str
+
+
 class FormAnswerMark(TypedDict):
     """The user message that answered (or cancelled) a deferred form."""
 
@@ -71,6 +78,9 @@ class MessageMetadata(TypedDict, total=False):
     turn_id: str
     knowledge_reference: dict[str, str]
     structured_answer: StructuredAnswerEnvelope
+    # a scale ask's starting point read from the person's earlier words (never an answer:
+    # the slider starts there and the person sends it, or moves it)
+    ask_start: AskStart
     # forms (spec 003): the render payload per tool call id, on the tool-calling message;
     # the answer's tool result names its form; the user's answer message is marked
     render_payloads: dict[str, dict[str, Json]]
@@ -95,8 +105,18 @@ class IntakeState(TypedDict, total=False):
     """The intake agent's bookkeeping (chat.agent.intake)."""
 
     definition: str
-    status: Literal["collecting", "confirming", "confirmed"]
+    status: Literal["collecting", "confirming", "confirmed", "declined"]
     summary_questionnaire_id: str
+    change_questionnaire_id: str  # "Which answers should change?", after the summary
+
+
+class ScriptOrigin(TypedDict):
+    """Where the scripted agent's current script began: its first run's trigger `seq`
+    (or the next seq, for a run without one) and whether that run opened by itself."""
+
+    script: str
+    seq: int
+    opened: bool
 
 
 class ConversationState(TypedDict, total=False):
@@ -110,8 +130,10 @@ class ConversationState(TypedDict, total=False):
     history: dict[str, list[Json]]
     # the intake agent
     intake: IntakeState
-    # the scripted agent: which script the tour plays (set in admin)
+    # the scripted agent: which script the tour plays (chosen on the home page, or set in
+    # admin), and where in the conversation that script began (chat.runs.turn)
     script: str
+    script_origin: ScriptOrigin
 
 
 def state_of(conversation: Conversation) -> ConversationState:

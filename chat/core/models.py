@@ -147,6 +147,9 @@ class Run(models.Model):
     # queued well after that lost its hand-off (the process died in between, the broker
     # restarted) and is handed off again by the reaper (chat.runs.heartbeat).
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Since when a queued run waits behind its conversation's turn or its person's cap of
+    # turns (chat.runs.slots): no executor holds it, its turn's end hands it off again.
+    held_at = models.DateTimeField(null=True, blank=True)
     # The id of the request that asked for the run (logs: chat.obs.logs), for its log
     # lines wherever and however often it is taken.
     request_id = models.CharField(max_length=64, blank=True)

@@ -19,7 +19,8 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from chat.core.models import EXTERNAL_WORKER, AgentKind, Conversation, Message, Run, RunStatus
-from chat.obs import logs
+from chat.core.usage import budget_problem
+from chat.obs import logs, metrics
 
 Starter = Callable[..., None]
 
@@ -41,7 +42,17 @@ def run_create(
     *, conversation: Conversation, trigger_message: Message | None = None, external: bool = False
 ) -> Run:
     """The one place run rows are written: queued for an agent of ours, or (`external`)
-    running for an external runtime, which has no worker and no heartbeat of its own."""
+    running for an external runtime, which has no worker and no heartbeat of its own.
+
+    Every new turn passes the daily token budget here, whichever way it was asked for (a
+    typed message, an answer, Retry, an agent that opens by itself, the API, an external
+    runtime's run): past it, `TokenBudgetExhausted` (429) and nothing is written — the
+    caller's transaction rolls back what it stored for the turn. Resumed runs are not
+    new turns and never come here."""
+    problem = budget_problem(conversation=conversation)
+    if problem is not None:
+        metrics.TURNS_REFUSED.labels(problem.code).inc()
+        raise problem
     request_id = str(logs.current("request_id") or "")[:64]
     if external:
         return Run.objects.create(

@@ -26,9 +26,7 @@ from chat.core.models import (
 )
 from chat.core.realtime import wake
 from chat.core.runs import run_request
-from chat.core.usage import budget_problem
 from chat.core.waits import waits_close_answered
-from chat.obs import metrics
 from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
@@ -169,6 +167,21 @@ def message_create(
     raise AssertionError("unreachable")
 
 
+def message_content_replace(*, message: Message, content: str) -> Message:
+    """An agent's own message brought up to date in place (the intake's summary after a
+    slot edit): the same message, its new content stored, and open tabs told so
+    (`message_done` for it again; each tab re-renders it because its card state changed)."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message.pk).update(content=content)
+        message.content = content
+        event_emit(
+            conversation_id=message.conversation_id,
+            name="message_done",
+            data={"message_id": message.pk, "seq": message.seq, "role": message.role},
+        )
+    return message
+
+
 def message_check_size(content: str, *, limit: int | None = None) -> None:
     limit = limit or settings.CHAT_MAX_MESSAGE_CHARS
     if len(content) > limit:
@@ -195,12 +208,8 @@ def answer_post(
     that dies afterwards can leave nothing half done (the run is started from its row).
     """
     message_check_size(content)
-    # A person past their daily token budget: refused before anything is stored (the
-    # caller's transaction, if any, rolls back whatever it wrote).
-    problem = budget_problem(conversation=conversation)
-    if problem is not None:
-        metrics.TURNS_REFUSED.labels(problem.code).inc()
-        raise problem
+    # A person past their daily token budget: `run_request` (chat.core.runs.run_create)
+    # refuses the turn, and the caller's transaction rolls back whatever it wrote.
     with transaction.atomic():
         message = message_create(
             conversation=conversation,
@@ -212,7 +221,7 @@ def answer_post(
         if lock_event is not None:
             event_emit(conversation_id=conversation.pk, name="card_locked", data=lock_event)
         # The person answered: the cards that waited for a new message are done.
-        waits_close_answered(conversation=conversation)
+        waits_close_answered(conversation=conversation, message=message)
         run_request(conversation=conversation, message=message)
     return message
 

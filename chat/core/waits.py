@@ -27,9 +27,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
+from chat.core.metadata import metadata_of
 from chat.core.models import (
     PERSON_WAITS,
     Conversation,
+    Message,
+    Role,
     Run,
     RunStatus,
     Wait,
@@ -154,14 +157,30 @@ def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
     return wait
 
 
-def waits_close_answered(*, conversation: Conversation) -> int:
-    """The person answered (a new user message): every open wait of the conversation
-    whose answer is a new message is over."""
+def waits_close_answered(*, conversation: Conversation, message: Message | None = None) -> int:
+    """The person answered (a new user message `message`): every open wait of the
+    conversation whose answer is a new message is over.
+
+    Except the other asks of the turn an ask's answer belongs to: asked one at a time,
+    they are still to be answered (the next one opens now), not over."""
     waiting = Wait.objects.filter(
         conversation_id=conversation.pk,
         status=WaitStatus.OPEN,
         kind__in=(WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK),
     )
+    answer = metadata_of(message).get("structured_answer") if message is not None else None
+    if answer and answer.get("turn_id"):
+        siblings = (
+            Message.objects.filter(
+                conversation_id=conversation.pk,
+                role=Role.ASSISTANT,
+                metadata__turn_id=answer["turn_id"],
+                metadata__has_key="ask_user_options",
+            )
+            .exclude(metadata__ask_user_options__field=answer.get("field"))
+            .values_list("pk", flat=True)
+        )
+        waiting = waiting.exclude(kind=WaitKind.ASK, ref__in=[f"ask:{pk}" for pk in siblings])
     if tracing.enabled():  # each wait's span, from when it opened (one query more)
         for kind, created, parent in waiting.values_list("kind", "created_at", "trace_context"):
             _closed(kind, WaitStatus.ANSWERED, created, parent)

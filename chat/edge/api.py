@@ -15,7 +15,7 @@ from django.urls import reverse
 from ninja import Field, Router, Schema
 from ninja.params import functions as param
 from ninja.responses import Status
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
 
 from chat import usecases
 from chat.core import selectors, services
@@ -66,7 +66,9 @@ class MessageIn(RequestSchema):
     role: Role = Field(strict=False, description="`user`, `assistant`, `tool` or `system`.")
     content: str = Field("", description="The message's text (Markdown, fences included).")
     tool_calls: list[dict[str, ApiJson]] | None = Field(
-        None, description="An assistant message's tool calls (OpenAI shape)."
+        None,
+        description="An assistant message's tool calls (OpenAI shape: `id`, `type`, "
+        "`function.name`, `function.arguments`; other keys are not stored).",
     )
     tool_call_id: str = Field(
         "", max_length=TOOL_CALL_ID_MAX, description="A `tool` message answers this call."
@@ -78,6 +80,27 @@ class MessageIn(RequestSchema):
         '(`{"type": "interactive_form_question", "tool_use_id", "answers"}`).',
     )
     field_codes: ClassVar[dict[str, str]] = {"role": "invalid_role"}
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _known_keys_only(
+        cls, calls: list[dict[str, ApiJson]] | None
+    ) -> list[dict[str, ApiJson]] | None:
+        return None if calls is None else [tool_call_as_stored(call) for call in calls]
+
+
+def tool_call_as_stored(call: Mapping[str, ApiJson]) -> dict[str, ApiJson]:
+    """A tool call with the OpenAI shape's keys only (`id`, `type`, `function` with its
+    `name` and `arguments`): whatever else a client sends is not stored (issue 34)."""
+    kept: dict[str, ApiJson] = {key: call[key] for key in ("id", "type") if key in call}
+    if "function" in call:
+        function = call["function"]
+        kept["function"] = (
+            {key: function[key] for key in ("name", "arguments") if key in function}
+            if isinstance(function, dict)
+            else function
+        )
+    return kept
 
 
 class MessageCreated(Schema):

@@ -27,17 +27,26 @@ class ConversationCreateForm(forms.Form):
     agent = forms.ChoiceField(label=_("Assistant"), choices=AgentKind.choices)
     # Which intake definition an intake conversation collects (ignored for other agents).
     intake = forms.ChoiceField(label=_("Topic"), required=False)
+    # Which of the scripted agent's tours (empty: the protocol tour).
+    script = forms.ChoiceField(label=_("Tour"), required=False)
     title = forms.CharField(label=_("Title"), max_length=200, required=False)
 
     def __init__(
-        self, data: QueryDict | None = None, *, intake_choices: list[tuple[str, str]]
+        self,
+        data: QueryDict | None = None,
+        *,
+        intake_choices: list[tuple[str, str]],
+        script_choices: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        """`intake_choices`: (id, title) of the intake definitions to offer."""
+        """`intake_choices`: (id, title) of the intake definitions to offer;
+        `script_choices`: (name, title) of the tours besides the protocol tour."""
         super().__init__(data)
         self.fields["agent"].initial = settings.CHAT_DEFAULT_AGENT
         intake = cast(forms.ChoiceField, self.fields["intake"])
         intake.choices = [*intake_choices, ("", _("Ask me in the chat"))]
         intake.initial = intake_choices[0][0] if intake_choices else ""
+        script = cast(forms.ChoiceField, self.fields["script"])
+        script.choices = [("", ""), *script_choices]
 
     def clean_content(self) -> str:
         return _within_limit(str(self.cleaned_data["content"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable
 
@@ -117,18 +118,48 @@ def error_response(error: ChatError) -> JsonResponse:
     return response
 
 
+class NonFiniteNumber(ValueError):
+    """`NaN`, `Infinity`, `-Infinity` or a number too large for a float (`1e999`): not
+    JSON (RFC 8259), and neither PostgreSQL's jsonb nor SQLite's JSON stores them."""
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise NonFiniteNumber(text)
+    return number
+
+
+def _not_a_number(name: str) -> float:
+    raise NonFiniteNumber(name)
+
+
+def _not_finite_message() -> str:
+    return _("The request body is not valid JSON: numbers must be finite (no NaN or Infinity).")
+
+
+def parse_json(text: str) -> object:
+    """JSON as RFC 8259 has it: Python's parser without its non-finite numbers (raises
+    `NonFiniteNumber`, a ValueError); `RecursionError` past Python's nesting limit."""
+    return json.loads(text, parse_float=_finite, parse_constant=_not_a_number)
+
+
 def json_body(request: HttpRequest) -> JsonObject:
     """The request's JSON object, or a ChatError: 413 `request_too_large`, 400
-    `invalid_json` (not UTF-8, not JSON, not an object), `json_too_deep` or `text_invalid`
-    (a NUL or lone surrogate anywhere; `details.path` names it)."""
+    `invalid_json` (not UTF-8, not JSON — `NaN`, `Infinity`, `1e999` included — or not
+    an object), `json_too_deep` or `text_invalid` (a NUL or lone surrogate anywhere;
+    `details.path` names it). Every request body the app reads as JSON comes through
+    here (the API's parser, skill publishing)."""
     try:
         raw = request.body
     except RequestDataTooBig:
         raise too_large() from None
     try:
-        body = json.loads(raw.decode("utf-8") or "{}")
+        body = parse_json(raw.decode("utf-8") or "{}")
     except RecursionError:
         raise _problem("json_too_deep", "$") from None
+    except NonFiniteNumber:
+        raise ChatError("invalid_json", _not_finite_message()) from None
     except (ValueError, UnicodeDecodeError):
         raise ChatError("invalid_json", _("The request body is not valid JSON.")) from None
     if not isinstance(body, dict):
@@ -149,6 +180,7 @@ def too_large() -> ChatError:
 
 def _problem(code: str, path: str) -> ChatError:
     messages = {
+        "invalid_json": _not_finite_message(),
         "json_too_deep": _("The JSON is nested too deeply."),
         "text_invalid": _(
             "The text contains characters that can’t be stored (NUL or a lone surrogate)."

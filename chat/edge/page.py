@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.metadata import intake_state
+from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
 from chat.rendering import markdown_to_html
 from questionnaires import registry
@@ -49,13 +49,15 @@ class MessageItem:
     # Set when the message answers a card: the page shows it right after that card (a turn
     # may ask two questions before either is answered; messages are numbered in that order).
     answer: AnswerSummary | None = None
-    # The intake's summary card: "Which answers should change?" shows only after "I want to
-    # change something" (CSS, static/css/cards.css).
-    intake_confirm: bool = False
 
     @property
     def role(self) -> str:
         return self.message.role
+
+    @property
+    def stopped(self) -> bool:
+        """The text streamed before the person pressed Stop (kept, marked as stopped)."""
+        return self.role == Role.ASSISTANT and metadata_of(self.message).get("kind") == "stopped"
 
     @property
     def answers_key(self) -> str:
@@ -74,11 +76,23 @@ class RefusalView:
 
     template: str
     details: dict[str, JsonValue]
+    message: str = ""
 
 
 def refusal_view(error: ChatError) -> RefusalView | None:
     if isinstance(error, registry.InputRefused) and error.kind.refusal_template:
-        return RefusalView(error.kind.refusal_template, error.details)
+        return RefusalView(error.kind.refusal_template, error.details, error.message)
+    return None
+
+
+def refusal_current(*, conversation: Conversation) -> RefusalView | None:
+    """The composer's refusal as it stands now: the first waiting card's way out, or None
+    once nothing waits (a refusal shown in an open tab never outlives its cause: the tab
+    asks again on every card and run event, DESIGN §4.14)."""
+    for error in registry.waiting(conversation=conversation):
+        view = refusal_view(error)
+        if view is not None:
+            return view
     return None
 
 
@@ -135,7 +149,6 @@ def _items(
     drafts = drafts_for(conversation=conversation) if interactive else {}
     bodies = _bodies(conversation, messages, drafts, interactive, refused)
     cards = registry.cards_for(conversation=conversation, messages=messages, drafts=drafts)
-    summary = intake_state(conversation).get("summary_questionnaire_id", "")
     items = []
     for message, body in zip(messages, bodies, strict=True):
         own = _with_refused(cards.get(message.pk, ()), message.pk, refused)
@@ -148,7 +161,6 @@ def _items(
                 body.form_ids,
                 cards=own,
                 answer=answer,
-                intake_confirm=bool(summary) and summary == f"{message.pk}_q1",
             )
         )
     return answers_after_questions(items)
@@ -192,15 +204,19 @@ def _with_refused(
 
 
 def answers_after_questions(items: list[MessageItem]) -> list[MessageItem]:
-    """Move each answer right after the card it answers (when both are here);
-    static/js/chat.js does the same for answers that arrive live."""
+    """Move each answer right after the card it answers (when both are here; the first
+    answer of a card, should there be two); static/js/chat.js does the same for answers
+    that arrive live."""
     targets = {i.answer_key for i in items if i.answer_key}
-    answers = {i.answers_key: i for i in items if i.answers_key and i.answers_key in targets}
+    answers: dict[str, MessageItem] = {}
+    for i in items:
+        if i.answers_key and i.answers_key in targets:
+            answers.setdefault(i.answers_key, i)
     if not answers:
         return items
     ordered: list[MessageItem] = []
     for item in items:
-        if item.answers_key in answers:
+        if item.answers_key in answers and answers[item.answers_key] is item:
             continue
         ordered.append(item)
         if item.answer_key in answers:

@@ -21,11 +21,15 @@ TEMPLATE = "chat/run_status.html"
 def _region(
     request: HttpRequest, conversation: Conversation, error: ChatError | None = None
 ) -> HttpResponse:
-    # An htmx refusal still answers 200: htmx swaps only 2xx, and the region shows the
-    # error (its code in data-error-code) where the user clicked.
+    # A refusal answers its status (409, 429) with the region showing the error (its code
+    # in data-error-code) where the user clicked: #run-status has data-swap-errors, so
+    # the page swaps it in (static/js/chat.js).
     run = selectors.run_latest(conversation=conversation)
     context = {"conversation": conversation, "run": run, "action_error": error}
-    return render(request, TEMPLATE, context)
+    response = render(request, TEMPLATE, context, status=error.status if error else 200)
+    if error is not None and "retry_after" in error.details:
+        response["Retry-After"] = str(error.details["retry_after"])
+    return response
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -47,16 +51,11 @@ def run_cancel(request: HttpRequest, conversation_id: int, run_id: int) -> HttpR
 @login_required
 @require_POST
 def run_retry(request: HttpRequest, conversation_id: int, run_id: int) -> HttpResponse:
-    response = _act(request, conversation_id, run_id, services.run_retry)
-    if _is_htmx(request) and response.status_code == 200:
-        # The stopped turn's messages leave this page at once (other pages when their
-        # stream brings `messages_superseded`): the retry's turn replaces them rather than
-        # appearing as a second copy.
-        conversation = conversation_for_page(request, conversation_id)
-        ids = services.run_superseded_ids(conversation=conversation, run_id=run_id)
-        removals = "".join(f'<article id="msg-{pk}" hx-swap-oob="delete"></article>' for pk in ids)
-        response.content = response.content + removals.encode()
-    return response
+    # The stopped turn's messages leave every page, this one included, when its stream
+    # brings `messages_superseded` (emitted before the retry's turn starts, so before any of
+    # its messages): one path. (Out-of-band deletes here found no target when the stream
+    # had removed them first, or when `run_started` had replaced the Retry form.)
+    return _act(request, conversation_id, run_id, services.run_retry)
 
 
 def _act(
@@ -72,7 +71,10 @@ def _act(
         if error.status == 404:
             raise Http404() from None
         if not _is_htmx(request):
-            return HttpResponse(error.message, status=error.status, content_type="text/plain")
+            page = HttpResponse(error.message, status=error.status, content_type="text/plain")
+            if "retry_after" in error.details:
+                page["Retry-After"] = str(error.details["retry_after"])
+            return page
         return _region(request, conversation, error)
     if not _is_htmx(request):
         return redirect("chat:conversation", conversation_id=conversation.pk)

@@ -44,6 +44,7 @@ from chat.edge.page import (
     conversation_page,
     message_items,
     message_items_changed,
+    refusal_current,
     refusal_view,
     shell_update,
     sidebar,
@@ -66,7 +67,8 @@ def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200)
 
 def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
     choices = definition_choices(translation.get_language() or "en")
-    return ConversationCreateForm(data, intake_choices=choices)
+    tours = tuple((name, str(title)) for name, title in usecases.TOUR_SCRIPTS.items())
+    return ConversationCreateForm(data, intake_choices=choices, script_choices=tours)
 
 
 @login_required
@@ -95,6 +97,7 @@ def conversation_create(request: HtmxRequest) -> HttpResponse:
             content=data["content"],
             title=data["title"],
             definition_id=data.get("intake", ""),
+            script=data.get("script", ""),
         )
     except ChatError as error:
         form.add_error("intake" if error.code == "intake_unknown" else "content", error.message)
@@ -161,6 +164,17 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     # the new message itself arrives through the event stream like in every other tab.
     context = {"conversation": conversation, "form": form, "refusal": refusal}
     return render(request, "chat/conversation.html#composer", context, status=status)
+
+
+@login_required
+@require_GET
+def composer_refusal(request: HtmxRequest, conversation_id: int) -> HttpResponse:
+    """The composer's refusal region as it stands now (an open tab asks on card and run
+    events): the waiting card's way out, or nothing once the card was answered or
+    cancelled, here or in another tab. The text typed in the composer is not touched."""
+    conversation = conversation_for_page(request, conversation_id)
+    context = {"conversation": conversation, "refusal": refusal_current(conversation=conversation)}
+    return render(request, "chat/conversation.html#composer-refusal", context)
 
 
 @login_required

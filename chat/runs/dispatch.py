@@ -6,6 +6,7 @@ import contextvars
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, transaction
@@ -13,6 +14,7 @@ from django.utils import timezone
 
 from chat.core.models import Run, RunStatus
 from chat.runs.runner import run_execute
+from chat.runs.slots import run_hold_at_door
 from chat.runs.tasks import run_execute_task
 
 logger = logging.getLogger(__name__)
@@ -30,9 +32,22 @@ def run_dispatch(*, run_id: int, inline: bool = False, again: bool = False) -> N
     if mode == "inline":
         _execute(run_id)
     elif mode == "celery":
-        transaction.on_commit(lambda: run_enqueue(run_id=run_id))
+        transaction.on_commit(lambda: _unless_held(run_id, run_enqueue))
     else:
-        transaction.on_commit(lambda: _start_thread(run_id))
+        transaction.on_commit(lambda: _unless_held(run_id, _start_thread))
+
+
+def _unless_held(run_id: int, hand_off: Callable[..., None]) -> None:
+    """Hand the run off, unless it must wait its turn (chat.runs.slots): then no queue
+    message and no thread, its release hands it off. If that can't be told (the
+    database is away), hand it off: the take decides again."""
+    try:
+        held = run_hold_at_door(run_id=run_id)
+    except DatabaseError:
+        logger.warning("run %s: could not tell whether it waits; handing it off", run_id)
+        held = False
+    if not held:
+        hand_off(run_id=run_id)
 
 
 def _handed_off(run_id: int) -> None:
@@ -62,7 +77,7 @@ def run_enqueue(*, run_id: int) -> None:
         logger.warning("could not queue run %s; the reaper will send it again", run_id)
 
 
-def _start_thread(run_id: int) -> None:
+def _start_thread(*, run_id: int) -> None:
     _handed_off(run_id)
     # The thread carries the request's context (its log ids, its trace), as a Celery
     # task carries them in its message.

@@ -36,6 +36,14 @@ from chat.core.models import EXTERNAL_WORKER, Run, RunAttempt, RunStatus, StopRe
 from chat.core.runs import run_start
 from chat.core.services import event_emit
 from chat.core.waits import run_resume_if_ready, run_waits_lock
+from chat.runs.slots import (
+    person_lock,
+    run_held,
+    run_hold,
+    run_owner,
+    runs_release_after,
+    runs_release_stale,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +66,17 @@ def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt
     a message out again only after the worker process holding it died
     (task_reject_on_worker_lost) or after the visibility timeout, which is longer than a
     turn's hard time limit. The attempt it replaces is recorded as lost.
+
+    A queued run that must wait its turn (chat.runs.slots) is held instead. Every take
+    passes the lock on the person's row first, then the run's (as releases do): two
+    takes can't both see the person's last free slot.
     """
     now = timezone.now()
+    owner_id = run_owner(run_id)
+    if owner_id is None:
+        return None
     with transaction.atomic():
+        person_lock(owner_id)
         run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None:
             return None
@@ -74,6 +90,9 @@ def run_claim(*, run_id: int, task_id: str = "", worker: str = "") -> RunAttempt
                 outcome=RunAttempt.Outcome.LOST, ended_at=now
             )
         elif run.status != RunStatus.QUEUED:
+            return None
+        elif run_held(run=run, owner_id=owner_id):  # one turn per chat, a few per person
+            run_hold(run_id=run.pk)
             return None
         run.attempts += 1
         run.status = RunStatus.RUNNING
@@ -124,6 +143,8 @@ class Reaped:
     requeued: list[int] = field(default_factory=list)
     # Queued runs whose hand-off was lost, handed off again.
     redispatched: list[int] = field(default_factory=list)
+    # Runs that waited their turn (chat.runs.slots) whose release was lost, handed off.
+    released: list[int] = field(default_factory=list)
 
 
 def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
@@ -144,11 +165,14 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
     # backoff in _handoff_lost keeps that case to a few duplicate messages).
     waiting = Q(
         status=RunStatus.QUEUED,
+        held_at__isnull=True,
         handed_at__lt=now - timedelta(seconds=settings.AGENT_HANDOFF_TIMEOUT),
     )
-    # A run queued again after a dead worker counts from then (heartbeat_at).
+    # A run queued again after a dead worker counts from then (heartbeat_at), a run that
+    # waited its turn from its release (chat.runs.slots: held runs wait, never time out).
     never_taken = Q(
         status=RunStatus.QUEUED,
+        held_at__isnull=True,
         queued_since__lt=now - timedelta(seconds=settings.AGENT_QUEUE_TIMEOUT),
     )
     stale = Run.objects.annotate(
@@ -179,6 +203,8 @@ def run_reap_stale(*, conversation_id: int | None = None) -> Reaped:
                 reaped.requeued.append(run.pk)
         elif _fail_lost(run, now):
             reaped.failed.append(run.pk)
+    if conversation_id is None:
+        reaped.released.extend(runs_release_stale())
     return reaped
 
 
@@ -275,6 +301,7 @@ def run_suspend(*, run: Run, attempt: RunAttempt) -> bool:
             conversation_id=run.conversation_id, name="run_suspended", data={"run_id": run.pk}
         )
         run_resume_if_ready(run_id=run.pk)
+    runs_release_after(run_id=run.pk)  # a suspended turn holds no worker and no slot
     return True
 
 
@@ -353,4 +380,5 @@ def run_fail(
             name="run_finished",
             data={"run_id": run_id, "stop_reason": StopReason.ERROR, "status": "failed"},
         )
+    runs_release_after(run_id=run_id)  # the turns waiting behind it may start
     return True

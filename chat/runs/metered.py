@@ -3,7 +3,11 @@
 
 Wraps the backend below the durable-turn replay (a replayed step calls no model, so it
 counts nothing); a model call made again by a resumed attempt counts again: it was paid
-for again.
+for again. A call that ends without its completion still took its prompt — stopped
+(Stop), broken off mid-stream, timed out, or ended without finishing — so it records
+its prompt and the text streamed so far, estimated (a stream reports usage only at its
+end). Only a call the endpoint refused before reading it (unreachable, an HTTP error, its
+own rate limit) counts nothing: no model ran.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from collections.abc import Iterator, Sequence
 
 from opentelemetry.trace import Span, StatusCode
 
-from chat.agent.llm.base import Completion, LLMClient, LLMError, Usage
+from chat.agent.llm.base import Completion, LLMClient, LLMError, Usage, usage_estimate
 from chat.core.models import Run
 from chat.core.usage import usage_record
 from chat.obs import metrics, tracing
 from questionnaires.protocol.jsontypes import JsonValue
 
 logger = logging.getLogger(__name__)
+
+# Failures where the endpoint never ran the model on the prompt (nothing was paid for).
+UNREAD = frozenset({"llm_unreachable", "llm_http_error", "llm_rate_limited", "llm_not_configured"})
 
 
 class MeteredClient:
@@ -45,6 +52,8 @@ class MeteredClient:
         started = time.perf_counter()
         outcome = "error"
         completion: Completion | None = None
+        streamed: list[str] = []
+        unread = False
         try:
             with tracing.within(span):
                 chunks = iter(self.inner.stream(messages, tools))
@@ -55,6 +64,8 @@ class MeteredClient:
                     break
                 if isinstance(chunk, Completion):
                     completion = chunk
+                else:
+                    streamed.append(chunk)
                 yield chunk
             outcome = "ok"
         except GeneratorExit:  # the turn stopped reading (Stop): not the model's failure
@@ -62,6 +73,7 @@ class MeteredClient:
             raise
         except LLMError as exc:
             span.set_attribute("error.type", exc.code)
+            unread = exc.code in UNREAD and not streamed
             raise
         finally:
             seconds = time.perf_counter() - started
@@ -69,6 +81,8 @@ class MeteredClient:
             metrics.MODEL_CALL_SECONDS.labels(self.model).observe(seconds)
             if completion is not None and completion.usage is not None:
                 self._usage(completion.usage, span)
+            elif not unread:  # stopped, broken off: the prompt was read all the same
+                self._usage(usage_estimate(messages, tools, "".join(streamed)), span)
             if outcome == "error":
                 span.set_status(StatusCode.ERROR)
             span.end()

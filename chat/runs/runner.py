@@ -31,6 +31,7 @@ from chat.obs import logs, metrics, tracing
 from chat.runs.errors import RunFailed
 from chat.runs.heartbeat import heartbeat, run_claim, run_requeue, run_suspend
 from chat.runs.resume import AttemptSuperseded, Journal, stop_json
+from chat.runs.slots import runs_release_after
 from chat.runs.turn import openai_turn, scripted_turn
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ def _attempt(run: Run, attempt: RunAttempt, reason: str, worker: str) -> str:
     finished = retry_on_connection_loss(
         lambda: _finish(run, attempt, stop_reason, status), what=f"finishing run {run.pk}"
     )
+    runs_release_after(run_id=run.pk)  # the turns waiting behind this one may start
     if finished:
         metrics.RUNS.labels(agent, stop_reason).inc()
         metrics.RUN_SECONDS.labels(agent).observe(

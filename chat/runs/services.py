@@ -42,9 +42,14 @@ def run_cancel(*, conversation: Conversation, run_id: int) -> Run:
     active = run.status in ACTIVE
     if not active and not waits_open(run_id=run.pk):
         raise ChatError("run_not_active", _("This run has already finished."), status=409)
+    # A turn queued behind another (chat.runs.slots) is taken at once to end, not when
+    # its place comes.
+    held = run.status == RunStatus.QUEUED and run.held_at is not None
     if active:  # (its own statement: a turn may hold the row, waiting for nothing of ours)
         Run.objects.filter(pk=run.pk).update(cancel_requested=True)
         run.cancel_requested = True
+    if held:
+        run_dispatch(run_id=run.pk)
     with transaction.atomic():
         run_waits_lock(run)  # (the conversation's row first, as the waits' writers)
         run_waits_end(run)
@@ -91,13 +96,4 @@ def _supersede(run: Run) -> None:
         conversation_id=run.conversation_id,
         name="messages_superseded",
         data={"run_id": run.pk, "message_ids": [row.pk for row in rows]},
-    )
-
-
-def run_superseded_ids(*, conversation: Conversation, run_id: int) -> list[int]:
-    """Ids of the messages a Retry of `run_id` replaced (the page removes them)."""
-    return list(
-        Message.objects.filter(
-            conversation=conversation, run_id=run_id, hidden=True, metadata__superseded=True
-        ).values_list("pk", flat=True)
     )

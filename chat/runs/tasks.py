@@ -42,17 +42,19 @@ def runs_reap() -> dict[str, list[int]]:
     expired = waits_expire()
     if expired:
         logger.info("expired %s overdue waits", expired)
-    if reaped.failed or reaped.requeued or reaped.redispatched:
+    if reaped.failed or reaped.requeued or reaped.redispatched or reaped.released:
         logger.warning(
-            "reaped runs: requeued %s, handed off again %s, failed %s",
+            "reaped runs: requeued %s, handed off again %s, failed %s, released %s",
             reaped.requeued,
             reaped.redispatched,
             reaped.failed,
+            reaped.released,
         )
     return {
         "failed": reaped.failed,
         "requeued": reaped.requeued,
         "redispatched": reaped.redispatched,
+        "released": reaped.released,
     }
 
 

@@ -41,7 +41,7 @@ from chat.agent.loop import LoopConfig, run_loop
 from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
-from chat.core.metadata import state_of
+from chat.core.metadata import ScriptOrigin, state_of
 from chat.core.models import Conversation, Event, Message, Role, Run, WaitKind
 from chat.core.selectors import question_budget_limits
 from chat.core.services import event_emit, message_create
@@ -259,6 +259,9 @@ class RunSink:
             metadata={"kind": event.kind},
             opened=opened if event.tool_calls else None,
         )
+        if event.kind == "stopped":
+            # Half a reply: a questionnaire in it is shown but never answerable.
+            Message.objects.filter(pk=message.pk).update(readonly=True)
         asks = any(c.name == "ask_user_options" for c in event.tool_calls)
         if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT and not asks:
             # The turn ends on a questionnaire card: the person's answer starts the next.
@@ -386,15 +389,25 @@ def turn_drive(
 def scripted_step_index(run: Run) -> int:
     """The tour advances one step per visible user message (retries replay the step).
 
-    A tour that opened by itself (its first message is the assistant's, written by a run
-    without a trigger) showed step 0 before any message: each answer is one step further."""
+    Counted from where the script began (`origin`, see `script_origin`): a script set on a
+    conversation that already went some way (the deferred-form tour chosen in admin for an
+    existing tour) starts at its own first step. Without an origin (a conversation from
+    before origins were kept), from the conversation's start. A script that opened by
+    itself (its first run had no trigger) showed step 0 before any message: each answer is
+    one step further."""
+    origin = script_origin(run, scripted_script_name(run))
     trigger = run.trigger_message
     messages = run.conversation.messages
     users = messages.filter(role=Role.USER, hidden=False)
+    if origin is not None:
+        users = users.filter(seq__gte=origin["seq"])
+        opened = origin["opened"]
+    else:
+        first = messages.order_by("seq").values_list("role", flat=True).first()
+        opened = first is not None and first != Role.USER
     if trigger is not None:
         users = users.filter(seq__lte=trigger.seq)
-    first = messages.order_by("seq").values_list("role", flat=True).first()
-    opened = trigger is not None and first is not None and first != Role.USER
+    opened = opened and trigger is not None
     return max(users.count() - 1 + int(opened), 0)
 
 
@@ -404,15 +417,48 @@ def script_exists(name: str) -> bool:
 
 def scripted_script_name(run: Run) -> str:
     """The tour, unless the conversation names another script in `state["script"]`
-    (e.g. "forms", the deferred-form walk-through used by tests and demos)."""
+    (e.g. "forms", the deferred-form walk-through)."""
     name = state_of(run.conversation).get("script")
     if isinstance(name, str) and name.isidentifier() and script_exists(name):
         return name
     return "tour"
 
 
+def script_origin(run: Run, name: str) -> ScriptOrigin | None:
+    """Where script `name` began in this conversation, recorded by its first run.
+
+    A conversation that never named a script plays the tour from its start (None). Once
+    `state["script"]` names one (on creation, or changed later in admin), the first run
+    that plays it records its origin: its trigger's seq, or the next seq for a run that
+    opens by itself; a later run, or a retry, reads the same origin."""
+    conversation = run.conversation
+    state = state_of(conversation)
+    if "script" not in state:
+        return None
+    origin = state.get("script_origin")
+    if origin is not None and origin.get("script") == name:
+        return origin
+    trigger = run.trigger_message
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        current = state_of(locked).get("script_origin")
+        if current is not None and current.get("script") == name:
+            return current
+        if trigger is not None:
+            seq = trigger.seq
+        else:
+            last = locked.messages.order_by("-seq").values_list("seq", flat=True).first()
+            seq = (last or 0) + 1
+        origin = ScriptOrigin(script=name, seq=seq, opened=trigger is None)
+        locked.state = {**(locked.state or {}), "script_origin": origin}
+        locked.save(update_fields=["state"])
+    conversation.state = locked.state
+    return origin
+
+
 def scripted_turn(run: Run) -> str:
-    script = script_load(scripted_script_name(run), run.conversation.language)
+    name = scripted_script_name(run)
+    script = script_load(name, run.conversation.language)
     step = script.step(scripted_step_index(run))
 
     def client(start: int) -> LLMClient:

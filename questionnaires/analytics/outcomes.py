@@ -7,7 +7,7 @@ outcome; a later "Change answer" version is a correction, not another outcome):
 | kind | answered | skipped | declined | expired | abandoned |
 | --- | --- | --- | --- | --- | --- |
 | inline | its first `Submission` | — | its first `Submission` is `declined` ("I'd rather not answer") | its wait expired | its wait ended without a submission, or a later user message |
-| ask | a `StructuredAnswer` (click or typed) | the answer's source is `user_skipped` | — | wait expired | as inline |
+| ask | a `StructuredAnswer` (click or typed) | the answer's source is `user_skipped` | — | wait expired | its wait ended without an answer (an answer to the ask before it in its turn leaves it open) |
 | form | `answered` | — | `cancelled` by the person | wait expired | its wait ended (Stop, run ended) |
 | elicitation | `accepted` / `completed` | `cancelled` by the person | `declined` | `expired` | `abandoned`, or cancelled by Stop / the server |
 
@@ -217,11 +217,15 @@ def _settle_ask(obs: Observation, answer: Mapping[str, object] | None) -> bool:
 def _settle_unanswered(
     obs: Observation, wait: Mapping[str, object] | None, next_user_at: object
 ) -> None:
-    """A card with no answer row: its wait's end, else the conversation moving on."""
+    """A card with no answer row: its wait's end, else the conversation moving on (a later
+    user message). Not for an ask whose wait is open: the asks of a turn are asked one at
+    a time, so the next one still waits while the one before it is answered (which is a
+    later user message); anything else that moves the conversation on closes its wait."""
     ended = _wait_outcome(wait)
+    queued_ask = obs.kind == CardKindChoice.ASK and wait is not None
     if ended is not None:
         obs.outcome, obs.settled_at = ended[0], ended[1] or obs.shown_at
-    elif isinstance(next_user_at, datetime):
+    elif not queued_ask and isinstance(next_user_at, datetime):
         obs.outcome, obs.settled_at = Outcome.ABANDONED, next_user_at
 
 

@@ -3,7 +3,7 @@
 A file is `<id>.<language>.yaml` (e.g. `knee.zh-hans.yaml`). Top level: `id`, `language`,
 `title`, `ask_per_turn` (1 or 2), the agent's texts (`intro`, `summary_intro`,
 `confirm_title`, `confirm_question`, `confirm_yes`, `confirm_no`, `correct_question`,
-`done`, `not_understood`, `skipped`) and `slots`. A slot: `field`, `label`, `question`,
+`correct_title`, `correct_intro`, `declined`, `done`, `not_understood`, `skipped`) and `slots`. A slot: `field`, `label`, `question`,
 `type` (`options` | `scale` | `boolean` | `free_text_only`), the ask's keys for its type
 (`options` with `label`/`value`/`icon`/`synonyms`, `min`/`max`/`step`/`min_label`/
 `max_label`, `true_label`/`false_label`, `allow_free_text`, `free_text_placeholder`),
@@ -38,6 +38,9 @@ TEXT_KEYS = (
     "confirm_yes",
     "confirm_no",
     "correct_question",
+    "correct_title",
+    "correct_intro",
+    "declined",
     "done",
     "not_understood",
     "skipped",

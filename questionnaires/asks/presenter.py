@@ -10,14 +10,15 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from chat.core.metadata import AskPayload, intake_state, metadata_of, state_of
+from chat.core.metadata import AskPayload, AskStart, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
-from questionnaires.asks.definitions import Definition, conversation_definition
+from questionnaires.asks.definitions import Definition, Slot, conversation_definition
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.state import state_view
 from questionnaires.protocol.ask_payload import ask_widget, form_value
 from questionnaires.protocol.ask_reference import reference_or_none
+from questionnaires.protocol.jsontypes import Json
 from questionnaires.registry import AnswerSummary, CardChrome, CardState, Drafts, Panel
 
 DRAFT_PREFIX = "ask"
@@ -76,6 +77,8 @@ class AskView:
     reference: dict[str, str] | None = None  # the "Why we ask" knowledge reference
     queued: bool = False  # open, but another question of its turn comes first
     changing: bool = False  # the response to a "Change answer" of this ask
+    # a scale's start read from the person's earlier words, and those words
+    start: AskStart | None = None
 
     @property
     def template(self) -> str:
@@ -91,9 +94,14 @@ class AskView:
 
     @property
     def live_state(self) -> str:
-        """ "" while open (an open widget refreshes itself, keeping what the person typed);
-        once answered, the answer's version, so a change in another tab reaches this one."""
-        return f"v{self.answer.pk}" if self.answer is not None else ""
+        """ "" while open or queued (an open widget refreshes itself, keeping what the
+        person types); closed without an answer, "c": its answer may still come (words
+        typed in the composer), and the tab's message list then brings it; once answered,
+        the answer's version, so a change in another tab reaches this one. (The widget
+        carries it too, `data-card-live`: a widget that closed itself is followed.)"""
+        if self.answer is not None:
+            return f"v{self.answer.pk}"
+        return "" if self.answerable else "c"
 
     @property
     def changeable(self) -> bool:
@@ -146,8 +154,12 @@ class AskView:
 
     @property
     def scale_start(self) -> int | float:
-        """Where the slider starts: the middle of the scale, on a step."""
+        """Where the slider starts: what the person already said (`start`), else the
+        middle of the scale, on a step."""
         low, high, step = self.ask["min"], self.ask["max"], self.ask["step"]
+        if self.start is not None and low <= self.start["value"] <= high:
+            value = self.start["value"]
+            return int(value) if float(value).is_integer() else value
         middle = low + round((high - low) / 2 / step) * step
         return int(middle) if float(middle).is_integer() else middle
 
@@ -174,6 +186,7 @@ def ask_view(
         typed=typed,
         options=option_views(ask),
         reference=reference_or_none(meta.get("knowledge_reference")),
+        start=meta.get("ask_start"),
     )
 
 
@@ -271,10 +284,17 @@ def state_panel(*, conversation: Conversation) -> StatePanel:
     for name in [*view["consultation_state"], *view["missing_slots"], *view["skipped_slots"]]:
         if name not in order:
             order.append(name)
+    values = view["consultation_state"]
+    # Every slot of the definition has its row from the start ("Not answered yet"), so the
+    # count's total stays put as answers come in; only a slot an answer rules out (a
+    # deadline's date after "no fixed deadline") leaves.
+    due = {s.field for s in definition.slots if not _ruled_out(s, values)} if definition else set()
     rows = []
     for name in order:
-        filled = name in view["consultation_state"]
+        filled = name in values
         missing, skipped = name in view["missing_slots"], name in view["skipped_slots"]
+        if not (filled or skipped):
+            missing = missing or name in due
         if not (filled or missing or skipped):
             continue
         ask = selectors.ask_for_field(conversation=conversation, field=name)
@@ -296,6 +316,13 @@ def state_panel(*, conversation: Conversation) -> StatePanel:
         )
     status = intake_state(conversation).get("status", "")
     return StatePanel(conversation, rows, definition, status, sum(1 for r in rows if r.filled))
+
+
+def _ruled_out(slot: Slot, values: Mapping[str, Json]) -> bool:
+    """A slot whose condition's question is answered, and not so that it applies."""
+    if not slot.when:
+        return False
+    return str(slot.when["field"]) in values and not slot.applies(values)
 
 
 def ask_cards_for(
@@ -330,6 +357,10 @@ def answer_summary(message: Message) -> AnswerSummary | None:
     if answer is None:
         return None
     key = f"{answer.get('turn_id', '')}:{answer.get('field', '')}"
+    if answer.get("provenance") == "amended" or answer.get("source") == "user_edit":
+        # A change ("Change answer", a panel edit) was said later: it shows where it was
+        # said, after the answer it changes (which stays: the agent read both).
+        return AnswerSummary()
     if answer.get("source") == "user_skipped":
         return AnswerSummary(key, format_html('<p class="answer-skipped">{}</p>', _("Skipped")))
     return AnswerSummary(key)

@@ -26,7 +26,8 @@ from chat.core.services import answer_post, event_emit, message_create
 from chat.core.waits import WaitLimited, wait_open
 from chat.obs import metrics
 from questionnaires.asks import selectors
-from questionnaires.asks.extract import CONFIDENCE_CONTAINED, extract
+from questionnaires.asks.definitions import conversation_definition
+from questionnaires.asks.extract import extract
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
@@ -86,8 +87,13 @@ def ask_create(
     run: Run | None = None,
     turn_id: str | None = None,
     reference: object = None,
+    start_from: str = "",
 ) -> Message | None:
     """Persist an ask as an assistant message and emit `ask_user_options`.
+
+    `start_from`: words the person said earlier (to another question) that may hold this
+    scale's value ("maybe 4 out of 10"): the slider starts there, the words shown beside
+    it. Only a start: nothing is answered until the person sends it.
 
     An invalid payload never becomes a widget: it emits an `error` event listing every
     problem and returns None. `reference` (optional, see `protocol/ask_reference.py`) is
@@ -114,6 +120,9 @@ def ask_create(
     metadata: MessageMetadata = {"ask_user_options": ask, "turn_id": turn_id}
     if knowledge is not None:
         metadata["knowledge_reference"] = knowledge
+    found = extract(ask, start_from) if ask["type"] == "scale" and start_from else None
+    if found is not None and isinstance(found.value, int | float):
+        metadata["ask_start"] = {"value": found.value, "said": start_from.strip()[:300]}
     try:
         with transaction.atomic():
             message = _ask_message(conversation, ask, metadata, run, knowledge, turn_id)
@@ -296,6 +305,18 @@ def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
     return resolved.display_text
 
 
+def _labelled(conversation: Conversation, ask: AskPayload, text: str) -> str:
+    """An intake slot's answer with the slot's label ("Fixed deadline: Yes", not a bare
+    "Yes" that a later reader can't place): the bubble, the record and what the agent
+    reads. An ask of no definition shows right under its own question, as it is."""
+    definition = conversation_definition(conversation)
+    slot = definition.slot(ask["field"]) if definition is not None else None
+    if slot is None or definition is None or not text:
+        return text
+    sep = "：" if definition.language.startswith("zh") else ": "
+    return f"{slot.label}{sep}{text}"
+
+
 def _answer_write(
     conversation: Conversation,
     ask_message: Message,
@@ -332,7 +353,9 @@ def _answer_write(
         message = answer_post(
             conversation=conversation,
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content=_readable(ask, source, resolved),
+            display_content=_labelled(conversation, ask, _readable(ask, source, resolved))
+            if resolved is not None
+            else _readable(ask, source, resolved),
             metadata={"structured_answer": envelope},
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
         )
@@ -539,34 +562,11 @@ def slot_edit(
 
 def _summary_again_if_confirming(conversation: Conversation) -> None:
     """An intake whose summary waits for confirmation: a corrected slot makes that summary
-    stale, so the agent takes a turn (no message of the person's) and shows it again; the
-    older summary card closes, no longer the latest."""
+    stale, so the agent takes a turn (no message of the person's) and brings the same
+    summary up to date in place (chat.agent.intake), or asks a slot the edit made due."""
     conversation.refresh_from_db(fields=["state"])
     if intake_state(conversation).get("status") == "confirming":
         run_request(conversation=conversation, message=None)
-
-
-def slot_fill_from_text(
-    *, conversation: Conversation, field: str, ask: AskPayload, text: str
-) -> StructuredAnswer | None:
-    """An agent read a slot not asked yet out of words typed for another question ("maybe
-    4 out of 10" to "does it hurt?" gives the 0–10 pain score 4). Stored as a free-text
-    answer at most `CONFIDENCE_CONTAINED` sure (the panel says "Please check"), the words
-    kept beside it; None when nothing could be read confidently."""
-    found = extract(ask, text)
-    if found is None:
-        return None
-    confidence = min(found.confidence, CONFIDENCE_CONTAINED)
-    resolved = Resolved(found.value, found.display_text, confidence, text.strip(), True)
-    with transaction.atomic():
-        return _record(
-            conversation,
-            ask_message=None,
-            turn_id=new_turn_id(),
-            field=field,
-            source=Source.FREE_TEXT,
-            resolved=resolved,
-        )
 
 
 def free_text_record(

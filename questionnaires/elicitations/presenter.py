@@ -162,7 +162,12 @@ class ElicitationCard:
             chip="" if self.answerable else chips.get(self.status, _("Stopped")),
             source=f"{self.server_name} · MCP",
             # No user turn carries an MCP answer: the folded card says it, once.
-            summary=" · ".join(value for _label, value in self.answers if value),
+            # Each value with its label ("Newsletter: No", never a bare "No").
+            summary=" · ".join(
+                _("%(label)s: %(value)s") % {"label": label, "value": value}
+                for label, value in self.answers
+                if value
+            ),
         )
 
 

@@ -35,6 +35,7 @@ from questionnaires.forms.services import (
     form_resolve,
     form_shown,
     form_tool_result,
+    form_touched,
 )
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.provenance import AMENDED
@@ -147,7 +148,9 @@ def interactive_form_change(
                 ),
                 status=409,
             )
-        entries = form_answer_entries(questions, answers)
+        entries = form_answer_entries(
+            questions, answers, form_touched(form, payload.get("touched", []))
+        )
         ids = {q["id"] for q in changed}
         for entry in entries:
             if isinstance(entry, dict) and entry.get("id") in ids:

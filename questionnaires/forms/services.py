@@ -15,7 +15,7 @@ the call's result — the one way a tool's effect attaches to its message.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -51,6 +51,8 @@ class CheckedAnswer:
     status: str
     answers: dict[str, str | list[str]]
     message: str
+    # Question ids the person interacted with: never "kept the default" (DESIGN §4.14).
+    touched: frozenset[str] = frozenset()
 
 
 # --- opening a form (the tool) -----------------------------------------------------------
@@ -249,7 +251,21 @@ def form_check_answer(*, conversation_id: int, payload: object, lang: str = "en"
     answers: dict[str, str | list[str]] = {}
     if status == FormStatus.ANSWERED:
         answers = form_answers_valid(form, payload.get("answers", {}), lang=lang)
-    return CheckedAnswer(form=form, status=status, answers=answers, message=message)
+    touched = form_touched(form, payload.get("touched", []))
+    return CheckedAnswer(
+        form=form, status=status, answers=answers, message=message, touched=touched
+    )
+
+
+def form_touched(form: InteractiveForm, touched: object) -> frozenset[str]:
+    """The optional ``touched`` list of an answer: ids of the form's questions the person
+    interacted with (a click on the preselected option is a choice, not a kept default)."""
+    known = {q["id"] for q in form_questions(form.render_payload)}
+    if not isinstance(touched, list) or not all(isinstance(t, str) and t in known for t in touched):
+        raise FormError(
+            "invalid_interactive_form_answer", _("“touched” must be a list of question ids.")
+        )
+    return frozenset(touched)
 
 
 def form_answers_valid(
@@ -332,30 +348,38 @@ def form_tool_result(*, checked: CheckedAnswer) -> dict[str, JsonValue]:
         "status": checked.status,
     }
     if checked.status == FormStatus.ANSWERED:
-        result["answers"] = form_answer_entries(questions, checked.answers)
+        result["answers"] = form_answer_entries(questions, checked.answers, checked.touched)
     if checked.message:
         result["message"] = checked.message
     return result
 
 
 def form_answer_entries(
-    questions: list[FormQuestion], answers: Mapping[str, str | list[str]]
+    questions: list[FormQuestion],
+    answers: Mapping[str, str | list[str]],
+    touched: Collection[str] = (),
 ) -> list[JsonValue]:
     """The answers as the model reads them, each with its `provenance` (issue 27)."""
-    return [_answer_entry(q, answers.get(q["id"])) for q in questions]
+    return [_answer_entry(q, answers.get(q["id"]), q["id"] in touched) for q in questions]
 
 
-def _provenance(question: FormQuestion, value: str | list[str] | None) -> str:
-    """`default` when the answer is the question's default left as it was; else `chosen`
-    for a choice, `free_text` for typed text (the words of `protocol.provenance`)."""
+def _provenance(question: FormQuestion, value: str | list[str] | None, touched: bool) -> str:
+    """`default` when the person never touched the question and its default was sent as it
+    was (DESIGN §4.14); else `chosen` for a choice, `free_text` for typed text (the words of
+    `protocol.provenance`)."""
     default = question.get("default")
     empty: str | list[str] = [] if question.get("multi_select") else ""
-    if (value if value is not None else empty) == (default if default is not None else empty):
+    untouched = (value if value is not None else empty) == (
+        default if default is not None else empty
+    ) and not touched
+    if untouched:
         return DEFAULT
     return CHOSEN if question["input_type"] == "choice" else FREE_TEXT
 
 
-def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict[str, JsonValue]:
+def _answer_entry(
+    question: FormQuestion, value: str | list[str] | None, touched: bool
+) -> dict[str, JsonValue]:
     entry: dict[str, JsonValue] = {"id": question["id"], "question": question["question"]}
     labels = {o["value"]: o["label"] for o in question.get("options", [])}
     if question["input_type"] == "choice" and question.get("multi_select"):
@@ -368,7 +392,7 @@ def _answer_entry(question: FormQuestion, value: str | list[str] | None) -> dict
         entry["label"] = labels.get(chosen, "")
     else:
         entry["value"] = value if isinstance(value, str) else ""
-    entry["provenance"] = _provenance(question, value)
+    entry["provenance"] = _provenance(question, value, touched)
     return entry
 
 
@@ -391,7 +415,8 @@ def form_answer_summary(*, checked: CheckedAnswer) -> str:
         for question in form_questions(checked.form.render_payload):
             value = checked.answers.get(question["id"])
             text = form_shown(question, value)
-            if text and _provenance(question, value) == DEFAULT:
+            touched = question["id"] in checked.touched
+            if text and _provenance(question, value, touched) == DEFAULT:
                 text = _("%(answer)s (kept the default)") % {"answer": text}
             lines.append(f"- {question['question']}: {text or _('(no answer)')}")
     if checked.message:

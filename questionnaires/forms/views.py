@@ -148,15 +148,19 @@ class FormPost(TypedDict):
     status: str
     answers: dict[str, str | list[str]]
     message: str
+    touched: list[str]
 
 
 def _payload_from_post(post: QueryDict, *, status: str, message: str = "") -> FormPost:
     """The answer payload of the card's HTML form (`answer-<question id>` fields)."""
     answers: dict[str, str | list[str]] = {}
+    touched: list[str] = []
     for key in post:
         if key.startswith("answer-"):
             values = post.getlist(key)
             answers[key.removeprefix("answer-")] = values[0] if len(values) == 1 else values
+        elif key.startswith("touched-") and "1" in post.getlist(key):
+            touched.append(key.removeprefix("touched-"))
     return {
         "type": "interactive_form_question",
         "tool_use_id": str(post.get("tool_use_id", "")),
@@ -164,4 +168,5 @@ def _payload_from_post(post: QueryDict, *, status: str, message: str = "") -> Fo
         "status": status,
         "answers": answers if status == "answered" else {},
         "message": message,
+        "touched": touched if status == "answered" else [],
     }

@@ -20,11 +20,13 @@ from django.utils.translation import gettext as _
 from questionnaires.chrome import CardChrome, CardState
 from questionnaires.protocol import (
     OTHER_VALUE,
+    AnswerInvalid,
     ProtocolError,
     Question,
     Questionnaire,
     QuestionnaireSegment,
     ToolResultInvalid,
+    build_response,
     parse_message,
     questionnaire_from_tool_result,
 )
@@ -82,6 +84,8 @@ class Draft:
     skipped: Sequence[str] = ()
     # A change of an answered card ("Change answer"): the version being changed.
     version: int | None = None
+    # Question ids the person interacted with (never "kept the default", DESIGN §4.14).
+    touched: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +132,18 @@ class QuestionView:
     text_value: str
     errors: tuple[str, ...]
     skipped: bool = False
+    touched: bool = False
 
     @property
     def skip_field(self) -> str:
         return f"skip-{self.index}"
+
+    @property
+    def touched_field(self) -> str:
+        """``touched-N``: "1" once the person interacted with question N (static/js/cards.js
+        sets it; a card's one button carries it), so the server never calls a click on the
+        preselected option "kept the default"."""
+        return f"touched-{self.index}"
 
     @property
     def is_choice(self) -> bool:
@@ -167,6 +179,13 @@ class CardView:
     editing: bool = False
     earlier: tuple[EarlierView, ...] = ()
     cancel_url: str = ""
+    # A declined card reopened by "Change answer": it can now be answered (the server takes
+    # declined -> answered), not declined again (refused), so no decline is offered.
+    reopened_declined: bool = False
+
+    @property
+    def offers_decline(self) -> bool:
+        return not self.reopened_declined
 
     @property
     def interactive(self) -> bool:
@@ -347,13 +366,16 @@ def card_view(
         mode = "interactive" if state.interactive else "closed"
     saved = state.drafts.get(qid) if mode == "interactive" and draft is None else None
     skipped: Sequence[str] = ()
+    touched: Sequence[str] = ()
     if draft is not None:
         values, other, skipped = draft.answers, draft.other_text, draft.skipped
+        touched = draft.touched
     elif answered is not None:
         values, other, skipped = answered.answers, answered.other_text, answered.skipped
     elif saved is not None:  # what the person typed before a reload or in another tab
         values, other = answers_from_form(questionnaire, saved)
         skipped = skipped_from_form(questionnaire, saved)
+        touched = touched_from_form(questionnaire, saved)
     elif mode in ("interactive", "preview"):
         values, other = _defaults(questionnaire.questions), {}
     else:
@@ -366,6 +388,7 @@ def card_view(
         replace(
             _question_view(q, n, base, values, other, per_question.get(q.id, ())),
             skipped=q.id in skipped,
+            touched=q.id in touched,
         )
         for n, q in enumerate(questionnaire.questions, start=1)
     )
@@ -387,6 +410,7 @@ def card_view(
         editing=editing,
         earlier=tuple(_earlier(a) for a in answered.earlier) if answered is not None else (),
         cancel_url=state.page_url if editing else "",
+        reopened_declined=editing and answered is not None and answered.declined,
     )
 
 
@@ -412,6 +436,19 @@ def skipped_from_form(questionnaire: Questionnaire, data: Mapping[str, Sequence[
         by_index[name.partition("-")[2]]
         for name, values in data.items()
         if name.startswith("skip-") and name.partition("-")[2] in by_index and any(values)
+    ]
+
+
+def touched_from_form(questionnaire: Questionnaire, data: Mapping[str, Sequence[str]]) -> list[str]:
+    """Question ids whose ``touched-N`` field is "1": the person interacted with them (with
+    JavaScript, any click or keystroke in the question; a card's one button always).  A page
+    without JavaScript can't report clicks: there an answer left equal to its preselected
+    default counts as kept (the card says so, docs/provenance.md)."""
+    by_index = {str(n): q.id for n, q in enumerate(questionnaire.questions, start=1)}
+    return [
+        by_index[name.partition("-")[2]]
+        for name, values in data.items()
+        if name.startswith("touched-") and name.partition("-")[2] in by_index and "1" in values
     ]
 
 
@@ -502,6 +539,72 @@ def answers_from_form(
         if question.type == "multi_choice":
             answers.setdefault(question.id, [])  # no box ticked: the field is absent
     return answers, other_text
+
+
+def other_typed_counts(
+    questionnaire: Questionnaire,
+    answers: Mapping[str, str | list[str]],
+    other_text: Mapping[str, str],
+) -> dict[str, str | list[str]]:
+    """Posted answers where text typed into an "Other" box counts as choosing "Other"
+    (issue 32: nothing typed is lost).  Without JavaScript nothing ticks "Other" as the
+    person types, so a form may arrive with the text and another option (or the default)
+    ticked: the single choice becomes "Other", a multi choice gains it.  With JavaScript
+    static/js/cards.js leaves the box out of the post when the person picked another
+    option after typing, so an explicit pick still wins there."""
+    counted = dict(answers)
+    for question in questionnaire.questions:
+        typed = other_text.get(question.id, "")
+        if not question.allow_other or not isinstance(typed, str) or not typed.strip():
+            continue
+        posted = counted.get(question.id)
+        if question.type == "multi_choice":
+            values = list(posted) if isinstance(posted, list) else []
+            counted[question.id] = values if OTHER_VALUE in values else [*values, OTHER_VALUE]
+        elif question.type == "single_choice":
+            counted[question.id] = OTHER_VALUE
+    return counted
+
+
+def unsent_choice(
+    questionnaire: Questionnaire, draft: Draft, counted: Mapping[str, object], *, lang: str
+) -> str:
+    """What a refused submit chose that the answer that counts (``counted``, its payload)
+    doesn't say, as ``question: answer`` parts ("" when it says the same, or when the
+    submit was a decline or can't be read): a tab that lost a race with another tab tells
+    the person what was not sent (issue 32), nothing is dropped silently."""
+    try:
+        mine = build_response(
+            questionnaire,
+            {k: v for k, v in draft.answers.items() if isinstance(v, (str, list))},
+            other_text=draft.other_text,
+            skipped=draft.skipped,
+            lang=lang,
+        ).payload
+    except AnswerInvalid:
+        return ""
+    theirs = {
+        str(item.get("question_id")): item
+        for item in _listed(counted.get("answers"))
+        if isinstance(item, Mapping)
+    }
+    parts = []
+    for item in _listed(mine.get("answers")):
+        if not isinstance(item, Mapping):
+            continue
+        other = theirs.get(str(item.get("question_id")))
+        if (
+            other is not None
+            and _text(other) == _text(item)
+            and ((other.get("provenance") == "skipped") == (item.get("provenance") == "skipped"))
+        ):
+            continue
+        shown = _("Skipped") if item.get("provenance") == "skipped" else _text(item)
+        parts.append(
+            _("%(answer)s (for “%(question)s”)")
+            % {"answer": shown or _("(no answer)"), "question": item.get("question", "")}
+        )
+    return _("; ").join(parts)
 
 
 def _listed(value: object) -> list[object]:

@@ -47,7 +47,7 @@ Markdown = Callable[[str], str]
 # Makes the Markdown renderer of one message: every Markdown segment of a message shares
 # it, so a message's Markdown work is bounded however it is split (chat.rendering).
 MarkdownFactory = Callable[[], Markdown]
-CACHE_PREFIX = "qc:msg:v2"  # v2: card forms carry their draft key
+CACHE_PREFIX = "qc:msg:v3"  # v3: a declined answer says so; no decline on a reopened declined card
 CACHE_SECONDS = 60 * 60 * 24
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,8 @@ class RenderedMessage:
     """A message's body HTML plus what the page needs around it.
 
     ``card_state`` is ``""`` when no card of the message can change any more, otherwise
-    a short token (``i`` interactive, ``p`` waiting for a tool result); open tabs send
+    a short token (``i`` interactive with a digest of the content, ``p`` waiting for a
+    tool result); open tabs send
     it back so the server re-renders exactly the cards whose state changed.
     ``form_ids`` are the ids of submittable card forms (the page adds CSRF inputs).
     """
@@ -185,7 +186,14 @@ def render_message(
             )
             parts.append(render_to_string(CARD_TEMPLATES["async_error"], {"card": view}))
     token = ("i" if interactive else "") + ("p" if pending else "") + "".join(versions)
+    if interactive:  # an open card's message brought up to date in place (the intake's
+        # summary after a panel edit) is a new state: every tab re-renders it.
+        token += "." + _digest(message.content)
     return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
+
+
+def _digest(content: str) -> str:
+    return hashlib.sha1(content.encode(), usedforsecurity=False).hexdigest()[:8]
 
 
 def _guarded(message: MessageInput, raw: str, part: object, render: Callable[[], str]) -> str:
@@ -231,6 +239,7 @@ def _segment_html(
             "segment": segment,
             "title": _answer_title(message),
             "rows": readable_answers(segment.payload),
+            "declined": segment.payload.get("status") == "declined",
             "dom_id": dom_id("qr", message.id, segment.ordinal),
         }
         return render_to_string(CARD_TEMPLATES["response"], context)

@@ -53,6 +53,7 @@ def questionnaire_answer(
     skipped: Sequence[str] = (),
     declined: bool = False,
     version: int | None = None,
+    touched: Sequence[str] = (),
 ) -> SubmitResult:
     """Answer a card: validate, record it once, post the answer as the next user message,
     lock the card everywhere, start the agent.  Raises :class:`ChatError`.
@@ -60,7 +61,8 @@ def questionnaire_answer(
     ``skipped`` question ids are answered empty (``provenance: skipped``); ``declined``
     sends "I'd rather not answer" (``status: declined``) instead of answers.  ``version``
     is the answer version the person is changing ("Change answer", issue 27): None for a
-    first answer.  Each version is recorded exactly once: a change of a version that is no
+    first answer.  ``touched`` lists the questions the person interacted with: those are
+    never "kept the default" (DESIGN §4.14).  Each version is recorded exactly once: a change of a version that is no
     longer the latest (another tab changed it first) is 409 ``questionnaire_version_stale``.
 
     The conversation row is locked first, so concurrent submits run one after another;
@@ -97,6 +99,7 @@ def questionnaire_answer(
             declined=declined,
             previous=previous,
             lang=lang,
+            touched=touched,
         )
         try:
             with transaction.atomic():
@@ -141,6 +144,7 @@ def _built(
     declined: bool,
     previous: Submission | None,
     lang: str,
+    touched: Sequence[str] = (),
 ) -> BuiltResponse:
     earlier = previous.payload if previous is not None else None
     amends = previous.user_message_id if previous is not None else None
@@ -159,6 +163,7 @@ def _built(
             skipped=skipped,
             previous=earlier,
             amends=amends,
+            touched=touched,
         )
     except AnswerInvalid as exc:
         raise ChatError(

@@ -25,7 +25,14 @@ from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, card_notice_add, error_response, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
-from questionnaires.inline.presenter import Draft, answers_from_form, skipped_from_form
+from questionnaires.inline.presenter import (
+    Draft,
+    answers_from_form,
+    other_typed_counts,
+    skipped_from_form,
+    touched_from_form,
+    unsent_choice,
+)
 from questionnaires.inline.selectors import questionnaire_find, submission_latest
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.protocol import ProtocolError
@@ -53,6 +60,7 @@ def questionnaire_submit_view(
             other_text=posted.other_text,
             skipped=posted.skipped,
             version=posted.version,
+            touched=posted.touched,
         )
         result = questionnaire_answer(
             conversation=conversation,
@@ -65,6 +73,7 @@ def questionnaire_submit_view(
             skipped=posted.skipped,
             declined=posted.declined,
             version=posted.version,
+            touched=posted.touched,
         )
     except ChatError as refused:
         return _refused(request, conversation, message, draft, refused)
@@ -75,10 +84,8 @@ def questionnaire_submit_view(
     if not request.htmx:
         url = reverse("chat:conversation", args=[conversation.pk])
         return redirect(f"{url}#msg-{result.user_message.pk}")
-    card_item, user_item = message_items_for(
-        conversation=conversation, messages=[message, result.user_message]
-    )
-    context = {"card_item": card_item, "user_item": user_item}
+    (card_item,) = message_items_for(conversation=conversation, messages=[message])
+    context = {"card_item": card_item}
     return render(request, "questionnaires/submit_done.html", context)
 
 
@@ -107,6 +114,7 @@ class _Posted:
     skipped: list[str] = field(default_factory=list)
     declined: bool = False
     version: int | None = None
+    touched: list[str] = field(default_factory=list)
 
 
 def _submitted(
@@ -127,11 +135,12 @@ def _submitted(
     posted, posted_other = answers_from_form(questionnaire, fields)
     return _Posted(
         questionnaire_id=questionnaire_id,
-        answers=posted,
+        answers=other_typed_counts(questionnaire, posted, posted_other),
         other_text=posted_other,
         skipped=skipped_from_form(questionnaire, fields),
         declined=request.POST.get("action") == "decline",
         version=_version(request.POST.get("version")),
+        touched=touched_from_form(questionnaire, fields),
     )
 
 
@@ -152,6 +161,9 @@ def _submitted_json(body: Mapping[str, object]) -> _Posted:
     skipped, declined, version = body.get("skipped", []), body.get("declined", False), None
     if not isinstance(skipped, list) or not all(isinstance(q, str) for q in skipped):
         raise ChatError("answer_invalid", _("“skipped” must be a list of question ids."))
+    touched = body.get("touched", [])
+    if not isinstance(touched, list) or not all(isinstance(q, str) for q in touched):
+        raise ChatError("answer_invalid", _("“touched” must be a list of question ids."))
     if not isinstance(declined, bool):
         raise ChatError("answer_invalid", _("“declined” must be true or false."))
     if body.get("version") is not None:
@@ -166,6 +178,7 @@ def _submitted_json(body: Mapping[str, object]) -> _Posted:
         skipped=cast(list[str], skipped),
         declined=declined,
         version=version,
+        touched=cast(list[str], touched),
     )
 
 
@@ -208,12 +221,7 @@ def _refused(
         notice = {
             "message_id": message.pk,
             "code": refused.code,
-            "text": refused.message
-            if refused.code == "questionnaire_version_stale"
-            else _(
-                "This questionnaire was already answered, maybe in another tab. "
-                "Here is the answer that counts."
-            ),
+            "text": _elsewhere_text(conversation, message, draft, refused),
         }
     else:
         shown = Refused(
@@ -238,6 +246,44 @@ def _refused(
     context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
     context["notice"] = notice
     return render(request, "chat/conversation.html", context, status=status)
+
+
+def _elsewhere_text(
+    conversation: Conversation, message: Message, draft: Draft, refused: ChatError
+) -> str:
+    """A card answered (or changed) meanwhile in another tab: say so, and what this tab had
+    chosen that was not sent, with the way to send it (issue 32)."""
+    text = (
+        refused.message
+        if refused.code == "questionnaire_version_stale"
+        else _(
+            "This questionnaire was already answered, maybe in another tab. "
+            "Here is the answer that counts."
+        )
+    )
+    latest = submission_latest(
+        conversation_id=conversation.pk, questionnaire_id=draft.questionnaire_id
+    )
+    if latest is None or not draft.answers:
+        return text
+    lang = translation.get_language() or "en"
+    questionnaire = questionnaire_find(
+        conversation_id=conversation.pk,
+        message=message,
+        questionnaire_id=draft.questionnaire_id,
+        lang=lang,
+    )
+    yours = unsent_choice(questionnaire, draft, latest.payload, lang=lang)
+    if not yours:
+        return text
+    if message.readonly:
+        unsent = _("What you chose here was not sent: %(choice)s.")
+    else:
+        unsent = _(
+            "What you chose here was not sent: %(choice)s. To send it instead, use Change answer."
+        )
+    # Translators: two sentences in a row (Chinese needs no space between them).
+    return _("%(first)s %(second)s") % {"first": text, "second": unsent % {"choice": yours}}
 
 
 @login_required

@@ -7,11 +7,11 @@ Pure (standard library only).
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 
+from .elicitation_guards import format_matches
 from .elicitation_schema import (
     MAX_OPTIONS,
     MAX_TEXT,
@@ -38,10 +38,6 @@ class Validated:
     @property
     def ok(self) -> bool:
         return not self.errors
-
-
-# A `datetime-local` value: a wall-clock time without an offset.
-LOCAL_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?")
 
 
 def form_read(
@@ -95,7 +91,7 @@ def _typed(
         return True, number, None
     if text == "":
         return False, None, None
-    if spec.format == "date-time" and LOCAL_DATE_TIME.fullmatch(text):
+    if spec.format == "date-time" and format_matches("local-date-time", text):
         # 2026-02-30T…: left as typed, and the format check says why
         with contextlib.suppress(ValueError):
             text = datetime.fromisoformat(text).replace(tzinfo=zone).isoformat()

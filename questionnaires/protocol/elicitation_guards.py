@@ -1,6 +1,6 @@
 """What an MCP server may not do to a person or to the host, for `elicitation_schema`:
 ask for a secret, however it is spelled, or send a regular expression that takes
-exponential time.
+exponential time; and the `format` checks of what a person types, linear too.
 
 Pure: standard library and RE2 (google-re2, linear-time matching).
 """
@@ -92,3 +92,26 @@ def pattern_problem(pattern: str) -> str:
 def pattern_matches(pattern: str, value: str) -> bool:
     """JSON Schema semantics (a match anywhere), in linear time."""
     return _compiled(pattern).search(value) is not None
+
+
+# Python's `\s` on text (RE2's is ASCII only): ASCII white space, the separators \x1c-\x1f,
+# NEL and every Unicode space, line and paragraph separator.
+_SPACE = r"\s\x{0b}\x{1c}-\x{1f}\x{85}\p{Z}"
+FORMAT_PATTERNS = {
+    "email": rf"[^@{_SPACE}]+@[^@{_SPACE}]+\.[^@{_SPACE}]+",
+    "uri": rf"[A-Za-z][A-Za-z0-9+.-]*:[^{_SPACE}]+",
+    "date-time": (
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+        r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})?"
+    ),
+    # a `datetime-local` value: a wall-clock time without an offset
+    "local-date-time": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?",
+}
+"""A `format`'s shape, matched against the whole of a typed value by `format_matches`."""
+
+
+def format_matches(fmt: str, value: str) -> bool:
+    r"""Whether all of ``value`` has the shape of `FORMAT_PATTERNS`' ``fmt``, in RE2:
+    linear in the value (Python's `re` took ~0.7 s on a crafted 10,000-character email,
+    its `[^@\s]+\.` backtracking to every dot)."""
+    return _compiled(FORMAT_PATTERNS[fmt]).fullmatch(value) is not None

@@ -18,7 +18,7 @@ the form has a field to type it in (`message_secret`).
 
 A `pattern` is a server's regular expression, run on what a person types: it runs in RE2
 (google-re2), whose matching time is linear in the text, so no pattern can take
-exponential time; one RE2 can't compile (backreferences, lookaround, too large) refuses
+exponential time (so do the `format` checks: `elicitation_guards.format_matches`); one RE2 can't compile (backreferences, lookaround, too large) refuses
 the schema. The server's schema is checked once, when its card is created
 (`schema_check`); the fields are read back from the stored schema with `schema_fields`,
 which trusts that check and runs no pattern (a page view costs no regular expression).
@@ -30,14 +30,13 @@ English or Simplified Chinese.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
 from . import catalogs
-from .elicitation_guards import pattern_matches, pattern_problem, secret_words
+from .elicitation_guards import format_matches, pattern_matches, pattern_problem, secret_words
 
 MAX_FIELDS = 50
 MAX_OPTIONS = 100
@@ -57,12 +56,6 @@ ALLOWED = {
 }
 TOP_LEVEL = frozenset({"type", "properties", "required", "$schema", "title", "description"})
 TOP_LEVEL |= {"$comment", "additionalProperties"}
-
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$")
-DATE_TIME = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:\d{2})?$"
-)
 
 
 @dataclass(frozen=True)
@@ -392,16 +385,16 @@ def _check_string(spec: FieldSpec, value: Any) -> list[FieldError]:
 
 
 def _format_ok(fmt: str, value: str) -> bool:
-    if fmt == "email":
-        return bool(EMAIL.match(value))
-    if fmt == "uri":
-        return bool(URI.match(value))
+    """Shapes in RE2 (`format_matches`, linear time); dates by the standard library's
+    parsers (linear too)."""
+    if fmt in ("email", "uri"):
+        return format_matches(fmt, value)
     if fmt == "date":
         try:
             return date.fromisoformat(value).isoformat() == value
         except ValueError:
             return False
-    if not DATE_TIME.match(value):
+    if not format_matches("date-time", value):
         return False
     try:
         datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))

@@ -2,8 +2,10 @@
 
 Every answer in a response envelope says how it came to be (``provenance``):
 
-- ``chosen``: the person picked an option (or options) other than the default;
-- ``default``: the default was left as it was ("kept the default");
+- ``chosen``: the person picked an option (or options), the preselected one included;
+- ``default``: the person never touched that question and its default was sent as it was
+  ("kept the default", DESIGN §4.14): a click on the preselected option, or a change and
+  back, is ``chosen``;
 - ``free_text``: the person typed it (a free-text answer other than the default, or
   "Other" with its text);
 - ``skipped``: the person skipped this question (its ``answer`` is empty);
@@ -40,14 +42,20 @@ SUBMITTED: Final = "submitted"
 DECLINED: Final = "declined"
 
 
-def answer_provenance(question: Question, item: Mapping[str, object]) -> Provenance:
-    """How a built answer ``item`` (one entry of ``answers``) came to be, judged against
-    the question's default: the server decides, so a client can't claim a default."""
+def answer_provenance(
+    question: Question, item: Mapping[str, object], *, touched: bool = False
+) -> Provenance:
+    """How a built answer ``item`` (one entry of ``answers``) came to be.
+
+    ``default`` only when the question was not ``touched`` (the client reports every
+    question the person interacted with) *and* the value equals the question's default: the
+    server decides, so a client can't claim a default for a value that differs from it.
+    A touched question that ends on its default is ``chosen`` (``free_text`` for text)."""
     if question.type == "free_text":
         typed = item.get("answer")
         typed = typed if isinstance(typed, str) else ""
         default = question.default if isinstance(question.default, str) else ""
-        return DEFAULT if typed == default.strip() else FREE_TEXT
+        return DEFAULT if typed == default.strip() and not touched else FREE_TEXT
     if "other_text" in item:
         return FREE_TEXT
     if question.type == "multi_choice":
@@ -55,9 +63,10 @@ def answer_provenance(question: Question, item: Mapping[str, object]) -> Provena
         chosen = tuple(values) if isinstance(values, list) else ()
         default_values = question.default if isinstance(question.default, tuple) else ()
         in_order = tuple(v for v in question.option_values() if v in default_values)
-        return DEFAULT if chosen == in_order else CHOSEN
+        return DEFAULT if chosen == in_order and not touched else CHOSEN
     value = item.get("value")
-    return DEFAULT if question.default and value == question.default else CHOSEN
+    is_default = bool(question.default) and value == question.default
+    return DEFAULT if is_default and not touched else CHOSEN
 
 
 def same_answer(old: Mapping[str, object], new: Mapping[str, object]) -> bool:

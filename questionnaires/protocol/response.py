@@ -149,22 +149,24 @@ def build_response(
     skipped: Collection[str] = (),
     previous: Mapping[str, object] | None = None,
     amends: int | str | None = None,
+    touched: Collection[str] = (),
 ) -> BuiltResponse:
     """Validate ``answers`` (question id → value; a list of values for multi choice)
-    and build the response envelope and its readable text.
+        and build the response envelope and its readable text.
 
-    :data:`OTHER_VALUE` selects "Other" where ``allow_other`` is set; its text comes
-    from ``other_text[question_id]``.  Questions in ``skipped`` are answered empty with
-    ``provenance: "skipped"`` (their posted values are ignored).  Every answer carries its
-    ``provenance`` (see :mod:`.provenance`).  ``previous`` is the payload of the answer
-    this one replaces and ``amends`` the id of its message: answers that differ from it
-    become ``amended``, the envelope gains ``amends`` and ``version``, and the readable
-    text says what changed.  Raises :class:`AnswerInvalid` listing every problem (also
-    ``answer.unchanged`` when a change changes nothing).
+        :data:`OTHER_VALUE` selects "Other" where ``allow_other`` is set; its text comes
+        from ``other_text[question_id]``.  Questions in ``skipped`` are answered empty with
+        ``provenance: "skipped"`` (their posted values are ignored).  Every answer carries its
+        ``provenance`` (see :mod:`.provenance`): ``touched`` lists the questions the person
+    interacted with, which are never ``default`` (DESIGN §4.14).  ``previous`` is the payload of the answer
+        this one replaces and ``amends`` the id of its message: answers that differ from it
+        become ``amended``, the envelope gains ``amends`` and ``version``, and the readable
+        text says what changed.  Raises :class:`AnswerInvalid` listing every problem (also
+        ``answer.unchanged`` when a change changes nothing).
     """
     builder = _Builder(other_text or {}, lang)
     known = {q.id for q in questionnaire.questions}
-    for qid in [*answers, *skipped]:
+    for qid in [*answers, *skipped, *touched]:
         if qid not in known:
             builder.error("answer.question_unknown", str(qid), question_id=qid)
     if not isinstance(status, str) or not status.strip():
@@ -176,7 +178,8 @@ def build_response(
             continue
         item = builder.answer(question, answers.get(question.id))
         if item is not None:
-            items.append({**item, "provenance": answer_provenance(question, item)})
+            provenance = answer_provenance(question, item, touched=question.id in touched)
+            items.append({**item, "provenance": provenance})
     if builder.errors:
         raise AnswerInvalid(tuple(builder.errors))
     before = _previous_items(previous)

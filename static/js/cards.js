@@ -4,11 +4,19 @@
 (function () {
   "use strict";
   // Cards that can still change ("i" answerable, "p" waiting for a tool result): sent
-  // with each #messages fetch so the server returns out-of-band replacements.
+  // with each #messages fetch so the server returns out-of-band replacements. A card that
+  // re-renders itself says what it shows now (`data-card-live`), which the message's
+  // state from when it was rendered may no longer be.
   window.qcLiveCards = function () {
     var parts = [];
-    document.querySelectorAll("#messages article[data-card-state]").forEach(function (n) {
-      parts.push(n.id.replace("msg-", "") + ":" + n.dataset.cardState);
+    document.querySelectorAll("#messages > article[id]").forEach(function (n) {
+      var own = n.querySelectorAll("[data-card-live]");
+      var state = n.dataset.cardState || "";
+      if (own.length) {
+        state = "";
+        own.forEach(function (c) { state += c.dataset.cardLive; });
+      }
+      if (state) parts.push(n.id.replace("msg-", "") + ":" + state);
     });
     return parts.join(",");
   };
@@ -127,6 +135,8 @@
     var article = card.closest("article");
     var notice = article && article.querySelector(".msg-notice");
     if (notice) { // refused (answered elsewhere): say so under the card, where the person is
+      // and unfold the answer that counts, with its Change answer
+      article.querySelectorAll("details.qcard-fold").forEach(function (d) { d.open = true; });
       notice.focus({ preventScroll: true });
       notice.scrollIntoView({ block: "nearest" });
       return;
@@ -169,12 +179,136 @@
   document.addEventListener("htmx:oobAfterSwap", function () { scan(false); });
 
   // Remember which card this tab answered (with focus in it), to move focus on after the swap.
+  // While a card's answer is on its way, a live update of its message (another tab answered
+  // at the same moment) waits: this tab's own response replaces the message anyway, with
+  // the answer that counts and, when it lost the race, the notice saying so. (Swapped in
+  // first, the live update would detach the element the response is meant for, and the
+  // response — the notice included — would land nowhere.)
+  var sending = {}, deferred = {};
+  function cardForm(elt) {
+    return elt && elt.classList && elt.classList.contains("qcard-form") ? elt : null;
+  }
+  // (only forms whose response replaces their whole message: an inline card's)
+  function replacesMessage(form) {
+    return form.getAttribute("hx-target") === "closest article";
+  }
   document.addEventListener("htmx:beforeRequest", function (evt) {
-    var form = evt.detail.elt;
-    if (form && form.classList && form.classList.contains("qcard-form")) {
+    var form = cardForm(evt.detail.elt);
+    if (form) {
       var card = form.closest(".qcard");
       focusCard = card && card.contains(document.activeElement) ? { id: card.id, node: card } : null;
+      var article = replacesMessage(form) && form.closest("article[id]");
+      if (article) sending[article.id] = (sending[article.id] || 0) + 1;
     }
+  });
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var form = cardForm(evt.detail.elt);
+    var article = form && form.closest("article[id]");
+    if (!article || !sending[article.id]) return;
+    sending[article.id] -= 1;
+    if (sending[article.id]) return;
+    delete sending[article.id];
+    var missed = deferred[article.id];
+    delete deferred[article.id];
+    var xhr = evt.detail.xhr;
+    var box = document.getElementById("messages");
+    // a live update waited, or no usable answer came (offline, a server error): fetch what
+    // this tab may have missed meanwhile (the server sends only what differs from it)
+    if (box && window.htmx && (missed || !xhr || xhr.status === 0 || xhr.status >= 500)) {
+      window.setTimeout(function () { window.htmx.trigger(box, "qc:refresh"); }, 0);
+    }
+  });
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var target = evt.detail.target;
+    if (target && target.id && sending[target.id]) {
+      evt.detail.shouldSwap = false;
+      deferred[target.id] = true;
+    }
+  });
+
+  // A card this tab was answering, answered meanwhile in another tab (the live update
+  // arrives before this tab sent anything): say so where the person is, with what they
+  // had chosen here that was not sent. The words come with the card (data-elsewhere*).
+  function picked(root) {
+    var parts = [];
+    root.querySelectorAll(".qcard-q").forEach(function (q) {
+      var own = q.classList.contains("qcard-q-skipped") ? ["\u0000skip"] : [];
+      q.querySelectorAll("input[type=radio]:checked, input[type=checkbox]:checked").forEach(function (i) {
+        if (i.closest(".qcard-skip")) { own.push("\u0000skip"); return; }
+        var label = root.querySelector("label[for='" + CSS.escape(i.id) + "']");
+        own.push(i.value === "__questionnaire_other__" ? "" : (label ? label.textContent.trim() : i.value));
+      });
+      q.querySelectorAll("textarea, input.qcard-other-text").forEach(function (t) {
+        if (t.value.trim()) own.push(t.value.trim());
+      });
+      var legend = q.querySelector("legend");
+      parts.push({ q: legend ? legend.textContent.replace(/^\s*\d+\.\s*/, "").trim() : "",
+                   a: own.filter(Boolean) });
+    });
+    return parts;
+  }
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var target = evt.detail.target, fragment = evt.detail.fragment;
+    if (evt.detail.shouldSwap === false || !target || !fragment || !fragment.querySelector) return;
+    var open = target.querySelector(".qcard[data-elsewhere] form.qcard-form");
+    if (!open || !open.querySelector("input[data-touched][value='1']")) return;
+    var card = open.closest(".qcard");
+    var again = fragment.querySelector("#" + CSS.escape(card.id) + "[data-card-mode=answered]");
+    if (!again) return;
+    var text = card.dataset.elsewhere;
+    var mine = picked(open), theirs = picked(again), differ = [];
+    mine.forEach(function (p, i) {
+      var t = theirs[i];
+      if (!t || p.a.join("\u0001") !== t.a.join("\u0001")) {
+        var shown = p.a.map(function (a) { return a === "\u0000skip" ? card.dataset.skipped : a; });
+        differ.push(card.dataset.choice.replace("{question}", p.q)
+          .replace("{answer}", shown.join(", ") || card.dataset.noAnswer));
+      }
+    });
+    if (differ.length) {
+      text = card.dataset.elsewhereUnsent.replace("{choice}", differ.join(card.dataset.choiceSep));
+    }
+    var notice = document.createElement("p");
+    notice.className = "msg-notice";
+    notice.setAttribute("role", "alert");
+    notice.setAttribute("tabindex", "-1");
+    notice.dataset.errorCode = "questionnaire_answered_elsewhere";
+    notice.textContent = text;
+    again.after(notice);
+    var fold = again.querySelector("details.qcard-fold");
+    if (fold) fold.open = true; // the answer that counts, with its Change answer
+    var hadFocus = target.contains(document.activeElement);
+    if (hadFocus) {
+      window.setTimeout(function () {
+        var shown = document.querySelector("#" + CSS.escape(target.id) + " .msg-notice");
+        if (shown) { shown.focus({ preventScroll: true }); shown.scrollIntoView({ block: "nearest" }); }
+      }, 0);
+    }
+  });
+
+  // Any click or keystroke in a question marks it touched (its hidden touched-N field): the
+  // server then never records "kept the default" for it, even when the person clicked the
+  // preselected option or changed it and back (DESIGN §4.14).
+  function touch(evt) {
+    var t = evt.target;
+    var q = t && t.closest && t.closest("form.qcard-form .qcard-q");
+    var mark = q && q.querySelector("input[data-touched]");
+    if (mark && mark.value !== "1") mark.value = "1";
+  }
+  document.addEventListener("click", touch, true);
+  document.addEventListener("input", touch, true);
+  document.addEventListener("change", touch, true);
+
+  // "Other" text left in its box after the person picked another option is not sent: the
+  // pick is what they chose (the text stays in the box). Without JavaScript the server
+  // counts typed text as "Other" (questionnaires.inline.presenter.other_typed_counts).
+  document.addEventListener("htmx:configRequest", function (evt) {
+    var form = evt.detail.elt;
+    if (!form || !form.classList || !form.classList.contains("qcard-form")) return;
+    form.querySelectorAll(".qcard-other-text[data-other-for]").forEach(function (box) {
+      var choice = document.getElementById(box.dataset.otherFor);
+      if (choice && !choice.checked) delete evt.detail.parameters[box.name];
+    });
   });
 
   // Typing an "Other" answer selects "Other".

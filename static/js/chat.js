@@ -52,9 +52,14 @@
   });
   // A turn may ask two questions before either is answered; each answer is shown right
   // after its question (the server orders full pages the same way, chat.edge.page).
+  // (The first answer of a card only, as the server does: a later one stays where it was said.)
   function placeAnswers(box) {
+    var placed = {};
     box.querySelectorAll(":scope > article[data-answers]").forEach(function (answer) {
       var key = answer.dataset.answers;
+      var seq = parseInt(answer.dataset.seq, 10) || 0;
+      if (placed[key] !== undefined && placed[key] < seq) return;
+      placed[key] = seq;
       var card = null;
       box.querySelectorAll(":scope > article[data-answer-key]").forEach(function (a) {
         if (a.dataset.answerKey === key) card = a;
@@ -70,15 +75,26 @@
     if (!box || !xhr || xhr.status !== 409 || !window.htmx) return;
     window.setTimeout(function () { window.htmx.trigger(box, "qc:refresh"); }, 0);
   });
-  // A refusal (400 bad input, 409 conflict, 413 too long) comes back as the form or card
-  // with its reason and what the user typed: swap it in (htmx skips 4xx by default).
-  var SWAPPED_ERRORS = [400, 409, 413];
+  // A refusal (400 bad input, 409 conflict, 413 too long, 429 past the day's token
+  // allowance) comes back as the form, card or run region with its reason and what the
+  // user typed: swap it in (htmx skips 4xx by default).
+  var SWAPPED_ERRORS = [400, 409, 413, 429];
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
     if (elt && elt.closest && elt.closest("[data-swap-errors]") &&
         SWAPPED_ERRORS.indexOf(evt.detail.xhr.status) !== -1) {
       evt.detail.shouldSwap = true;
       evt.detail.isError = false;
+    }
+  });
+  // A refusal that went (its card was answered: #composer-refusal came back empty) leaves
+  // the composer's text as it was, no longer marked invalid.
+  document.addEventListener("htmx:afterSettle", function () {
+    var box = document.getElementById("id_content");
+    if (box && box.getAttribute("aria-describedby") === "composer-error" &&
+        !document.getElementById("composer-error")) {
+      box.removeAttribute("aria-invalid");
+      box.removeAttribute("aria-describedby");
     }
   });
   // Enter sends, Shift+Enter makes a new line (not while an IME composes).

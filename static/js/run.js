@@ -31,9 +31,11 @@
     box.hidden = false;
   }
 
-  // A tool step for people: its label ("Checking availability…", from the tool's title)
-  // and how it went. The tool's name, arguments and result (machinery) only with
-  // "developer details" on (body.dev-details).
+  // A tool step for people: its label ("Preparing a question…", from the tool's title)
+  // while it runs; once it is done the line goes (what it made shows in the thread; a
+  // step that failed is the assistant's to retry, and a turn that fails says so in the
+  // run status). How it went ("· done", "· failed"), the tool's name, arguments and
+  // result (machinery) only with "developer details" on (body.dev-details).
   function developer() { return document.body.classList.contains("dev-details"); }
 
   function toolLabel(box, data) {
@@ -97,6 +99,14 @@
       block(toolItem(data), live().dataset.labelArguments, pretty(data.arguments));
     },
     tool_result: function (data) {
+      if (!developer()) {
+        var line = toolItem(data);
+        line.remove();
+        var rest = live();
+        rest.hidden = !rest.querySelector(".run-tools").children.length &&
+          rest.querySelector(".run-preview").hidden;
+        return;
+      }
       var item = toolItem(data);
       var box = live();
       item.querySelector(".run-tool-state").textContent =

@@ -96,7 +96,8 @@ def test_max_iterations_english():
     turns = [Turn("", (call("questionnaire_async", {"questions": n}),)) for n in range(3)]
     events, _ = drive(turns, config=LoopConfig(max_iterations=2))
     pause = of(events, AssistantMessage)[-1].content
-    assert "(2)" in pause and "- Continue" in pause and self_check(pause).passed
+    assert "limit of 2 steps" in pause and "- Continue" in pause and self_check(pause).passed
+    assert "iteration" not in pause  # no machinery words for people (issue 32)
 
 
 def test_repeated_identical_tool_calls_end_with_loop_recovery():
@@ -191,7 +192,11 @@ def test_cancellation_before_and_during_streaming():
     checks = iter([False, False, True])
     events, _ = drive([Turn("a long reply that streams")], cancelled=lambda: next(checks, True))
     assert events[-1].stop_reason == Stop.CANCELLED
-    assert not of(events, AssistantMessage)
+    # Issue 32, defect 7: what was streamed before Stop stays, as a "stopped" message
+    streamed = "".join(e.text for e in of(events, TextDelta))
+    (kept,) = of(events, AssistantMessage)
+    assert streamed and kept.content == streamed and kept.kind == "stopped"
+    assert kept.stop == RunStopped(Stop.CANCELLED) and streamed != "a long reply that streams"
 
 
 def test_a_reply_that_ends_with_a_tool_call_is_self_checked_too():

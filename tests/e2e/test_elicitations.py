@@ -58,7 +58,9 @@ def test_a_form_elicitation_answered_in_the_chat(page, server):
     expect(card).to_have_attribute("data-state", "answered")
     # Folded to its title and "Answered"; the answer once, on one line (no user turn has it)
     expect(card.locator(".qcard-chip")).to_have_text("Answered")
-    expect(card.locator(".qcard-summary")).to_contain_text("2026-05-01 · 3 · Terrace · Vegan")
+    expect(card.locator(".qcard-summary")).to_have_text(  # each value labelled (issue 32)
+        "Date: 2026-05-01 · Party Size: 3 · Seating: Terrace · Dietary: Vegan · Newsletter: No"
+    )
     expect(card.locator(".qcard-answers")).to_be_hidden()
     card.locator("summary.qcard-head").click()
     expect(card.locator(".qcard-answers")).to_contain_text("2026-05-01")

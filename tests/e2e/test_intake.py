@@ -3,6 +3,7 @@ the live state panel, and confirming the summary's inline questionnaire."""
 
 from __future__ import annotations
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import htmx_request, new_conversation, start_from_home
@@ -68,6 +69,7 @@ def test_knee_intake_end_to_end(page, server):
     summary = page.locator(".msg-assistant", has_text="Here is what you told me")
     expect(summary).to_contain_text("Here is what you told me")
     expect(summary).to_contain_text("worse on stairs")
+    summary.get_by_label("Yes, that's correct").check()  # nothing is chosen for the person
     summary.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator(".msg-assistant", has_text="confirmed and recorded")).to_be_visible()
     expect(page.locator("#state-panel")).to_contain_text("Confirmed")
@@ -144,17 +146,27 @@ def test_a_stale_tab_answering_an_answered_question_says_so_and_closes_it(page, 
 
 
 def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, server):
-    """Bug 6: "maybe 4 out of 10" is a pain score of 4 ("Please check"), not a slider asked
-    again from 5; editing a slot once the summary is shown brings a fresh summary."""
+    """Issue 32, defect 12: "it hurts a bit, maybe 4 out of 10" is *Mild pain* ("Please
+    check"), and the 0–10 score is asked with its slider at 4 (their words beside it), not
+    answered for them; editing a slot once the summary is shown updates that summary in
+    place (issue 32 #9)."""
     _start(page, server)
     _open_ask(page, "knee_side").get_by_role("button", name="Left knee").click()
     pain = _open_ask(page, "pain_level")
-    pain.get_by_label("Or in your own words").fill("maybe 4 out of 10")
+    said = "it hurts a bit, maybe 4 out of 10"
+    pain.get_by_label("Or in your own words").fill(said)
     pain.get_by_label("Or in your own words").press("Enter")
-    score = page.locator('#state-panel [data-field="pain_score"]')
-    expect(score).to_contain_text("4")
-    expect(score).to_contain_text("Please check")
-    expect(page.locator('.ask[data-field="pain_score"]')).to_have_count(0)
+    level = page.locator('#state-panel [data-field="pain_level"]')
+    expect(level).to_contain_text("Mild pain")
+    expect(level).to_contain_text("Please check")
+    score = _open_ask(page, "pain_score")
+    expect(score.locator("input[type=range]")).to_have_value("4")
+    expect(score.locator(".ask-start")).to_contain_text(said)
+    expect(page.locator('#state-panel [data-field="pain_score"]')).not_to_contain_text("4")
+    score.get_by_role("button", name="Send", exact=True).click()
+    row = page.locator('#state-panel [data-field="pain_score"]')
+    expect(row).to_contain_text("4")
+    expect(row).not_to_contain_text("Please check")
     # on to the summary
     duration = _open_ask(page, "duration")
     duration.locator("select").select_option("1_3m")
@@ -171,12 +183,11 @@ def test_free_words_fill_the_scale_and_a_late_edit_refreshes_the_summary(page, s
     row.locator("summary").click()
     row.locator("select").select_option("gt_1y")
     row.get_by_role("button", name="Save").click()
-    expect(summaries).to_have_count(2)
-    expect(summaries.last).to_contain_text("More than a year")
-    expect(summaries.last.locator("section.qcard")).to_have_attribute(
+    expect(summaries.first).to_contain_text("More than a year")  # the same summary, updated
+    expect(summaries).to_have_count(1)
+    expect(summaries.first.locator("section.qcard")).to_have_attribute(
         "data-card-mode", "interactive"
     )
-    expect(summaries.first.locator("section.qcard")).to_have_attribute("data-card-mode", "closed")
 
 
 def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server):
@@ -211,3 +222,112 @@ def test_an_edit_in_the_panel_survives_a_live_refresh_of_the_panel(page, server)
     row.get_by_role("button", name="Save").click()
     expect(row.locator(".state-value")).to_have_text("Right knee")
     expect(row.locator("details.state-edit")).not_to_have_attribute("open", "")
+
+
+def _to_summary(page, server):
+    """The project kickoff intake answered (or skipped) question by question up to its
+    summary card; returns the summary message."""
+    _start(page, server, intake="project_kickoff")
+    summary = page.locator("article.msg-assistant", has_text="Here is the kickoff brief")
+    open_ask = ".ask:not(.ask-closed):not([hidden])"
+    for _ in range(40):
+        # whichever comes next: the summary, or the next question
+        page.locator(f"{open_ask}, section.qcard[data-questionnaire-id]").first.wait_for()
+        if summary.count():
+            break
+        ask = page.locator(open_ask).first
+        try:  # (a copy of a message fetched twice may show for a moment, then go)
+            field = ask.get_attribute("data-field", timeout=5_000)
+        except PlaywrightTimeout:
+            continue
+        if ask.locator("button.ask-option").count():
+            ask.locator("button.ask-option").first.click()
+        elif ask.locator("select").count():
+            ask.locator("select").select_option(index=2)
+            ask.locator("button.ask-choose").click()
+        else:
+            ask.locator("button.ask-skip").click()
+        expect(page.locator(f'.ask[data-field="{field}"]')).to_have_attribute(
+            "data-state", "answered"
+        )
+    expect(summary).to_have_count(1)
+    return summary
+
+
+def test_the_summary_card_asks_only_what_it_shows_and_chooses_nothing(page, server):
+    """Issue 32 #3: one question, nothing preselected (a person must act), and the bubble
+    lists only that question."""
+    summary = _to_summary(page, server)
+    card = summary.locator("section.qcard")
+    expect(card.locator("fieldset.qcard-q")).to_have_count(1)
+    expect(card.locator("input[type=radio]:checked")).to_have_count(0)
+    card.get_by_role("button", name="Send", exact=True).click()
+    expect(card.locator(".qcard-field-error")).to_be_visible()  # refused: nothing chosen
+    expect(page.locator("article.msg-user .qanswer")).to_have_count(0)
+    summary.locator("section.qcard").get_by_label("Yes, that's correct").check()
+    summary.locator("section.qcard").get_by_role("button", name="Send", exact=True).click()
+    bubble = page.locator("article.msg-user .qanswer").last
+    expect(bubble).to_contain_text("Is this brief correct?")
+    expect(bubble).to_contain_text("Yes, that's correct")
+    expect(bubble).not_to_contain_text("Which answers should change")
+    expect(
+        page.locator(".msg-assistant", has_text="the kickoff brief is confirmed")
+    ).to_be_visible()
+
+
+def test_declining_the_summary_says_so_ends_it_and_the_card_can_still_be_confirmed(page, server):
+    """Issue 32 #1 and #14: the bubble says the person declined; the assistant does not
+    post the same card again but says how to confirm later; the declined card's Change
+    answer reopens it answerable (no "I'd rather not answer" the server would refuse)."""
+    summary = _to_summary(page, server)
+    summary.locator("section.qcard button[value=decline]").click()
+    bubble = page.locator("article.msg-user .qanswer").last
+    expect(bubble).to_contain_text("Confirm the kickoff brief")
+    expect(bubble.locator("[data-declined]")).to_have_text("I’d rather not answer")
+    expect(page.locator(".msg-assistant", has_text="the brief is not confirmed")).to_be_visible()
+    expect(page.locator("#state-panel")).to_contain_text("Not confirmed")
+    page.reload()
+    summaries = page.locator("article.msg-assistant", has_text="Here is the kickoff brief")
+    expect(summaries).to_have_count(1)
+    expect(page.locator("article.msg-user .qanswer [data-declined]")).to_have_count(1)
+    card = summaries.locator("section.qcard")
+    card.locator("summary.qcard-head").click()
+    card.get_by_role("link", name="Change answer").click()
+    reopened = summaries.locator("section.qcard")
+    expect(reopened).to_contain_text("Changing your answer")
+    expect(reopened.locator("button[value=decline]")).to_have_count(0)
+    reopened.get_by_label("Yes, that's correct").check()
+    reopened.get_by_role("button", name="Send the change").click()
+    expect(
+        page.locator(".msg-assistant", has_text="the kickoff brief is confirmed")
+    ).to_be_visible()
+    expect(page.locator("#state-panel")).to_contain_text("Confirmed")
+    expect(summaries).to_have_count(1)
+
+
+def test_a_panel_edit_updates_the_open_summary_in_place_in_every_tab(page, server, context):
+    """Issue 32 #9: editing a slot while the summary waits re-renders that summary (live
+    in both tabs, the same after a reload), never a second summary."""
+    summary = _to_summary(page, server)
+    other = context.new_page()
+    other.goto(page.url)
+    other_summaries = other.locator("article.msg-assistant", has_text="Here is the kickoff brief")
+    expect(other_summaries).to_have_count(1)
+    summary_id = summary.get_attribute("id")
+    for label in ("Research", "Website"):
+        row = page.locator('#state-panel [data-field="project_type"]')
+        row.locator("summary").click()
+        row.locator("select").select_option(label=label)
+        row.get_by_role("button", name="Save").click()
+        for tab in (page, other):
+            shown = tab.locator("article.msg-assistant", has_text="Here is the kickoff brief")
+            expect(shown).to_have_count(1)
+            expect(shown).to_contain_text(f"Project type: {label}")
+            expect(shown).to_have_attribute("id", summary_id)
+            expect(shown.locator("section.qcard")).to_have_attribute(
+                "data-card-mode", "interactive"
+            )
+    other.reload()
+    expect(other_summaries).to_have_count(1)
+    expect(other_summaries).to_contain_text("Project type: Website")
+    other.close()

@@ -95,3 +95,42 @@ def test_a_quick_start_opens_the_topic_in_one_click(client_in, user):
     assert 'name="intake" value="knee"' in html  # a one-button form per topic
     client_in.post(CREATE, {"agent": "intake", "intake": "knee"})
     assert _only(user).messages.filter(role="assistant").exists()
+
+
+def test_the_deferred_form_tour_starts_from_the_home_page(client_in, user):
+    """No admin edit: the home page offers the deferred-form tour, which opens on its form
+    (issue 32, defect 11); a plain post works without JavaScript."""
+    from questionnaires.models import InteractiveForm
+
+    html = client_in.get("/").content.decode()
+    assert 'name="script" value="forms"' in html and "Take the deferred-form tour" in html
+    response = client_in.post(CREATE, {"agent": "scripted", "script": "forms"})
+    conversation = _only(user)
+    assert response.status_code == 302 and conversation.title == "Deferred-form tour"
+    assert conversation.state["script"] == "forms"
+    form = InteractiveForm.objects.get(conversation=conversation)
+    assert form.status == "pending"
+    # the answer moves it to its last step (the form's run was its opening: step 0)
+    from chat.usecases import message_post_user
+
+    message_post_user(
+        conversation=conversation,
+        content="",
+        form_answer={
+            "type": "interactive_form_question",
+            "tool_use_id": form.tool_use_id,
+            "status": "answered",
+            "answers": {"destination": "City"},
+        },
+    )
+    last = conversation.messages.filter(role="assistant").order_by("seq").last()
+    assert last is not None and "end of the deferred-form tour" in last.content
+
+
+def test_an_unknown_tour_is_refused_and_nothing_is_stored(client_in, user):
+    response = client_in.post(CREATE, {"agent": "scripted", "script": "bench_reply"})
+    assert response.status_code == 400
+    assert not Conversation.objects.filter(owner=user).exists()
+    response = client_in.post(CREATE, {"agent": "echo", "script": "forms", "content": "hi"})
+    assert response.status_code == 400
+    assert not Conversation.objects.filter(owner=user).exists()

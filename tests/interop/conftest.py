@@ -12,6 +12,15 @@ import pytest
 from bench.liveserver import LiveServer
 
 SUPPORT = Path(__file__).resolve().parent.parent / "support"
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here is `interop`: they start their own servers on SQLite files, so CI
+    runs them once (pass 1), not again on PostgreSQL."""
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.interop)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from chat.core.models import Event, Run, RunAttempt, RunStatus
+from chat.core.services import conversation_create
 from chat.runs.heartbeat import heartbeat, run_claim, run_reap_stale
 from tests.support import wait_for
 
@@ -213,9 +214,11 @@ def test_a_run_whose_hand_off_was_lost_is_handed_off_again(
     """The web process died after the commit, before sending the run (no dispatched_at),
     or the broker lost the message: seconds later the reaper sends it again."""
     settings.AGENT_HANDOFF_TIMEOUT = 3
+    # (three chats: one conversation runs one turn at a time, a later one waits unsent)
+    chats = [conversation_create(owner=conversation.owner, title=t, agent="echo") for t in "ab"]
     never_sent = _queued(conversation, created=4, dispatched=None)
-    lost = _queued(conversation, created=5, dispatched=4)
-    fresh = _queued(conversation, created=1, dispatched=1)
+    lost = _queued(chats[0], created=5, dispatched=4)
+    fresh = _queued(chats[1], created=1, dispatched=1)
     with django_capture_on_commit_callbacks(execute=True):
         reaped = run_reap_stale()
     assert sorted(reaped.redispatched) == sorted([never_sent.pk, lost.pk])
@@ -314,7 +317,9 @@ def test_a_run_whose_process_vanished_is_resumed_without_waiting_for_the_heartbe
     settings.AGENT_HEARTBEAT_TIMEOUT = 30
     run = _run(conversation)
     run_claim(run_id=run.pk, task_id="t1", worker=f"runs0@{socket.gethostname()}:{_dead_pid()}")
-    alive = _running(conversation, task_id="t2")  # fresh heartbeat, its process unknown here
+    # fresh heartbeat, its process unknown here (another chat: one turn per conversation)
+    other = conversation_create(owner=conversation.owner, title="Other", agent="echo")
+    alive = _running(other, task_id="t2")
     with django_capture_on_commit_callbacks(execute=True):
         reaped = run_reap_stale()
     assert reaped.requeued == [run.pk] and enqueued == [run.pk]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.test import Client
 
 from chat.agent.context import context_messages
 from chat.agent.events import ToolCall
@@ -123,8 +124,8 @@ def test_llm_error_fails_the_run_and_retry_reruns_the_same_message(scripted, scr
 
 
 def test_retry_after_stop_replaces_the_stopped_turn(scripted, script, client_in):
-    """Bug 7: the stopped turn's messages leave the chat (the retrying page removes them at
-    once, other pages on a `messages_superseded` event) and the model's context; the
+    """Bug 7: the stopped turn's messages leave the chat (every page on a
+    `messages_superseded` event) and the model's context; the
     retry's reply is the only one."""
     script([Turn("Partial answer.")])
     message_post_user(conversation=scripted, content="please answer")
@@ -136,8 +137,9 @@ def test_retry_after_stop_replaces_the_stopped_turn(scripted, script, client_in)
         f"/conversations/{scripted.pk}/runs/{run.pk}/retry", HTTP_HX_REQUEST="true"
     )
     assert response.status_code == 200
-    assert f'<article id="msg-{stopped.pk}" hx-swap-oob="delete">' in response.content.decode()
-    # every other open page learns it from the stream
+    # every open page, the retrying one too, learns it from the stream (issue 32, defect
+    # 13: an out-of-band delete here found no target once the stream had removed it)
+    assert "hx-swap-oob" not in response.content.decode()
     assert events(scripted, "messages_superseded") == [
         {"run_id": run.pk, "message_ids": [stopped.pk]}
     ]
@@ -170,7 +172,7 @@ def test_pause_then_continue(scripted, script):
     run = last_run(scripted)
     assert (run.stop_reason, run.iterations) == (StopReason.MAX_ITERATIONS, 2)
     pause = scripted.messages.filter(role="assistant").order_by("-seq").first()
-    assert pause.metadata["kind"] == "pause" and "(2)" in pause.content
+    assert pause.metadata["kind"] == "pause" and "limit of 2 steps" in pause.content
     message_post_user(
         conversation=scripted, content="<questionnaire-response>{}</questionnaire-response>"
     )
@@ -190,7 +192,18 @@ def test_cancel_requested_while_streaming(scripted, monkeypatch):
     message_post_user(conversation=scripted, content="hi")
     run = last_run(scripted)
     assert (run.status, run.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
-    assert not scripted.messages.filter(role="assistant").exists()
+    # Issue 32, defect 7: the text the person saw streamed stays (ChatGPT keeps it), marked
+    # stopped, read-only, and it is what the model reads next (DESIGN §4.14)
+    kept = scripted.messages.get(role="assistant")
+    streamed = "".join(e["text"] for e in events(scripted, "text_delta"))
+    assert kept.content == streamed == "first second" and not kept.hidden and kept.readonly
+    assert kept.metadata["kind"] == "stopped" and kept.run_id == run.pk
+    model = context_messages(conversation=scripted)
+    assert model[-1] == {"role": "assistant", "content": "first second"}
+    page = Client()
+    page.force_login(scripted.owner)
+    html = page.get(f"/conversations/{scripted.pk}/").content.decode()
+    assert "first" in html and "msg-stopped" in html
 
 
 def test_cancel_view_and_queued_cancel(scripted, client_in):
@@ -310,3 +323,33 @@ def test_an_invalid_questionnaire_beside_a_form_is_repaired_before_the_form_open
     hidden = scripted.messages.get(role="assistant", hidden=True)
     assert hidden.content == INVALID and hidden.metadata["kind"] == "self_check_failed"
     assert [e["tool_call_id"] for e in events(scripted, "tool_call")] == [form.tool_use_id]
+
+
+def test_a_script_set_on_a_running_tour_starts_at_its_own_first_step(user):
+    """The admin recipe (issue 32, defect 11): `state = {"script": "forms"}` on a tour that
+    already went some way plays the form at the next message, not a step counted from the
+    conversation's start; its answer then ends that script."""
+    from questionnaires.models import InteractiveForm
+
+    conversation = conversation_create(owner=user, title="Tour", agent="scripted")
+    for text in ("hello", "more", "and more"):
+        message_post_user(conversation=conversation, content=text)
+    assert not InteractiveForm.objects.filter(conversation=conversation).exists()
+    conversation.refresh_from_db()
+    conversation.state = {"script": "forms"}  # what the admin's edit stores
+    conversation.save(update_fields=["state"])
+    message_post_user(conversation=conversation, content="plan a trip")
+    form = InteractiveForm.objects.get(conversation=conversation)
+    assert form.status == "pending"
+    message_post_user(
+        conversation=conversation,
+        content="",
+        form_answer={
+            "type": "interactive_form_question",
+            "tool_use_id": form.tool_use_id,
+            "status": "answered",
+            "answers": {"destination": "Seaside"},
+        },
+    )
+    last = conversation.messages.filter(role="assistant").order_by("seq").last()
+    assert last is not None and "end of the deferred-form tour" in last.content

@@ -23,3 +23,5 @@ class Command(BaseCommand):
             f"{len(reaped.redispatched)} handed off again: {reaped.redispatched}; "
             f"{len(reaped.failed)} failed: {reaped.failed}; {expired} overdue wait(s) ended"
         )
+        if reaped.released:  # held runs whose release was lost (chat.runs.slots)
+            self.stdout.write(f"{len(reaped.released)} released: {reaped.released}")

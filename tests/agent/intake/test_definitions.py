@@ -4,7 +4,7 @@ import pytest
 
 from questionnaires.asks.definitions import DefinitionError, definition_parse, definitions_all
 
-TEXTS = dict.fromkeys(("intro", "summary_intro", "confirm_title", "confirm_question", "confirm_yes", "confirm_no", "correct_question", "done", "not_understood", "skipped"), "t")  # fmt: skip
+TEXTS = dict.fromkeys(("intro", "summary_intro", "confirm_title", "confirm_question", "confirm_yes", "confirm_no", "correct_question", "correct_title", "correct_intro", "declined", "done", "not_understood", "skipped"), "t")  # fmt: skip
 
 
 def _doc(slots, **extra):

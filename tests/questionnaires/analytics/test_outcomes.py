@@ -344,3 +344,43 @@ def test_a_declined_card_counts_as_declined_and_a_change_keeps_the_first_outcome
         1,
     )
     assert definition.median_seconds == pytest.approx(10.0)  # the first answer's time
+
+
+def test_a_queued_ask_stays_open_while_the_one_before_it_is_answered(user):
+    """Two asks of one turn are asked one at a time: answering the first is a new user
+    message, but the second still waits to be answered (issue 32, defect 12) — its wait
+    stays open and analytics count it open, not abandoned."""
+    from questionnaires.asks import services as asks
+
+    # an external agent: nothing answers the answers (an intake would ask on at once)
+    conversation = conversation_create(owner=user, title="two asks", agent="external")
+    side = {
+        "question": "Which knee?",
+        "field": "knee_side",
+        "options": [{"label": "Left", "value": "left"}, {"label": "Right", "value": "right"}],
+    }
+    first = asks.ask_create(conversation=conversation, payload=side, turn_id="t1")
+    second = asks.ask_create(conversation=conversation, payload=SPEC_PAYLOAD, turn_id="t1")
+    assert first is not None and second is not None
+    asks.ask_answer(
+        conversation=conversation,
+        answer={"field": "knee_side", "turn_id": "t1", "value": "left"},
+    )
+    waits = dict(Wait.objects.values_list("ref", "status"))
+    assert waits == {f"ask:{first.pk}": WaitStatus.ANSWERED, f"ask:{second.pk}": WaitStatus.OPEN}
+    analytics_refresh(now=timezone.now() + timedelta(hours=1))
+    outcomes = dict(CardInstance.objects.values_list("ref", "outcome"))
+    assert outcomes == {f"ask:{first.pk}": "answered", f"ask:{second.pk}": "open"}
+    # answered in its turn, it counts as answered — once
+    asks.ask_answer(
+        conversation=conversation,
+        answer={"field": "pain_level", "turn_id": "t1", "value": "mild"},
+    )
+    analytics_refresh(now=timezone.now() + timedelta(hours=1))
+    pain = CardDefinition.objects.get(source="pain_level")
+    assert (pain.shown_count, pain.answered_count, pain.abandoned_count, pain.open_count) == (
+        1,
+        1,
+        0,
+        0,
+    )

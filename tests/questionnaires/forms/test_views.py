@@ -157,3 +157,21 @@ def test_api_answer_and_refusals(api, conversation, pending):
     assert (
         response.status_code == 409 and response.json()["error"] == "interactive_form_not_pending"
     )
+
+
+def test_the_composer_refusal_stands_while_the_form_waits_and_goes_after(
+    client_in, conversation, pending
+):
+    """Issue 32, defect 5: an open tab asks for the composer's refusal on every card and run
+    event; it comes back while the form waits, and empty once it was answered."""
+    send = reverse("chat:message_send", args=[conversation.pk])
+    refused = client_in.post(send, {"content": "hello?"}, headers=HTMX).content.decode()
+    url = reverse("chat:composer_refusal", args=[conversation.pk])
+    assert f'hx-get="{url}"' in refused and 'id="composer-refusal"' in refused
+    waiting = client_in.get(url, headers=HTMX).content.decode()
+    assert 'id="composer-refusal"' in waiting and "A form is waiting" in waiting
+    client_in.post(
+        _answer_url(conversation), {"tool_use_id": "call_1", "status": "cancelled"}, headers=HTMX
+    )
+    gone = client_in.get(url, headers=HTMX)
+    assert gone.status_code == 200 and gone.content.decode().strip() == ""

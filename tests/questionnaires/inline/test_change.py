@@ -117,7 +117,7 @@ def test_change_answer_reopens_the_card_with_the_latest_answer(
     client_in, conversation, card_message
 ):
     page = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
-    assert "Change answer" not in page and "Skip this question" in page
+    assert ">Change answer</a>" not in page and "Skip this question" in page
     assert "rather not answer" in page
     answer(conversation, card_message)
     page = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
@@ -193,3 +193,31 @@ def test_only_the_owner_can_change_an_answer(conversation, card_message, other_u
 
 def test_reopening_an_unanswered_or_unknown_card_is_404(client_in, card_message):
     assert client_in.get(change_url(card_message), {"questionnaire_id": "nope"}).status_code == 404
+
+
+def test_a_declined_card_bubble_says_declined_after_a_reload(client_in, conversation, card_message):
+    """Issue 32 #1: the person's bubble says they declined (not just the card's title)."""
+    data = {"questionnaire_id": f"{card_message.pk}_q1", "action": "decline"}
+    response = client_in.post(submit_url(card_message), data)  # no JavaScript
+    assert response.status_code == 302
+    html = client_in.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+    bubble = html[html.index('class="qanswer"') :]
+    bubble = bubble[: bubble.index("</section>")]
+    assert "Trip plan" in bubble and "data-declined" in bubble and "I’d rather not answer" in bubble
+
+
+def test_a_reopened_declined_card_offers_an_answer_not_a_second_decline(
+    client_in, conversation, card_message
+):
+    """Issue 32 #14: "Change answer" on a declined card reopens it answerable; it offers no
+    "I'd rather not answer" (the server refuses a second decline), with and without htmx,
+    and an answer sent from it is accepted."""
+    answer(conversation, card_message, {}, declined=True)
+    qid = f"{card_message.pk}_q1"
+    for headers in ({}, HX):
+        html = client_in.get(change_url(card_message), {"questionnaire_id": qid}, **headers)
+        page = html.content.decode()
+        assert "Send the change" in page and 'value="decline"' not in page
+    data = {"questionnaire_id": qid, "version": "1", "answer-1": "Rome", "answer-2": "Train"}
+    assert client_in.post(submit_url(card_message), data).status_code == 302
+    assert envelope(Message.objects.filter(role="user").last())["status"] == "submitted"

@@ -33,7 +33,7 @@ def form(card, **fields):
     return data
 
 
-def test_htmx_submit_returns_locked_card_and_appends_user_message(client_in, card_message):
+def test_htmx_submit_returns_the_locked_card_only(client_in, card_message):
     response = client_in.post(url(card_message), form(card_message), **HX)
     assert response.status_code == 200
     html = response.content.decode()
@@ -41,7 +41,9 @@ def test_htmx_submit_returns_locked_card_and_appends_user_message(client_in, car
     # answered, the card can still be changed (issue 27): other tabs follow its version
     assert 'value="Car" checked' in html and 'data-card-state="v1"' in html
     answer = Message.objects.get(role="user", content__startswith="<questionnaire-response>")
-    assert 'hx-swap-oob="beforeend:#messages"' in html and f'id="msg-{answer.pk}"' in html
+    # the answer arrives through the stream, as in every tab (issue 32, defect 13): nothing
+    # out of band that a live refresh could have left without a target
+    assert "hx-swap-oob" not in html and f'id="msg-{answer.pk}"' not in html
     assert_inert(html, allow_forms=True)
 
 
@@ -184,15 +186,40 @@ def test_fragment_returns_out_of_band_replacement_when_a_live_card_changed(
 ):
     fragment = reverse("chat:message_list", args=[conversation.pk])
     last = card_message.seq
-    unchanged = client_in.get(
-        fragment, {"after": last, "live": f"{card_message.pk}:i"}
-    ).content.decode()
+    live = f"{card_message.pk}:{_live_state(client_in, card_message)}"
+    unchanged = client_in.get(fragment, {"after": last, "live": live}).content.decode()
     assert "hx-swap-oob" not in unchanged  # same state: the user's in-progress input is left alone
     client_in.post(url(card_message), form(card_message))
-    html = client_in.get(fragment, {"after": last, "live": f"{card_message.pk}:i"}).content.decode()
+    html = client_in.get(fragment, {"after": last, "live": live}).content.decode()
     assert f'<article id="msg-{card_message.pk}"' in html
     oob = html[html.index(f'<article id="msg-{card_message.pk}"') :]
     assert 'hx-swap-oob="outerHTML"' in oob.split(">", 1)[0] and "qcard-answered" in oob
+
+
+def _live_state(client, message):
+    page = client.get(reverse("chat:conversation", args=[message.conversation_id])).content
+    found = re.search(rf'id="msg-{message.pk}"[^>]*data-card-state="([^"]+)"', page.decode())
+    assert found is not None
+    return found[1]
+
+
+def test_an_open_card_whose_message_changed_in_place_is_replaced_in_every_tab(
+    client_in, conversation, card_message
+):
+    """Issue 32 #9: an agent brings its open card's message up to date (the intake's
+    summary after a panel edit): tabs showing the old text get the new one out of band."""
+    from chat.core.services import message_content_replace
+
+    fragment = reverse("chat:message_list", args=[conversation.pk])
+    live = f"{card_message.pk}:{_live_state(client_in, card_message)}"
+    message_content_replace(
+        message=card_message,
+        content=card_message.content.replace("Please answer", "Updated: please answer"),
+    )
+    html = client_in.get(fragment, {"after": card_message.seq, "live": live}).content.decode()
+    oob = html[html.index(f'<article id="msg-{card_message.pk}"') :]
+    assert 'hx-swap-oob="outerHTML"' in oob.split(">", 1)[0] and "Updated:" in oob
+    assert "qcard-interactive" in oob  # still open, still answerable
 
 
 def test_page_queries_do_not_grow_with_messages(

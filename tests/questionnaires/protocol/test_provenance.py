@@ -160,3 +160,42 @@ def test_self_checks_repair_request_says_what_the_marks_mean() -> None:
         for mark in ("chosen", "default", "free_text", "skipped", "amended", "declined"):
             assert f"`{mark}`" in result.diagnostic
         assert words in result.diagnostic
+
+
+# --- issue 32 (2): `default` only when the person never touched the question -------------
+
+
+def test_a_touched_question_on_its_default_is_chosen_not_kept_default() -> None:
+    """A click on the preselected option, or a change and back (DESIGN §4.14)."""
+    built = build_response(
+        CARD, {"q1": "pg", "q2": ["docker", "ci"], "q3": "none"}, touched=["q1", "q2", "q3"]
+    )
+    assert [a["provenance"] for a in built.payload["answers"]] == [
+        "chosen",
+        "chosen",
+        "free_text",
+    ]
+    assert "kept the default" not in built.display
+
+
+def test_only_untouched_questions_keep_the_default() -> None:
+    assert _provenance({"q1": "pg", "q2": ["ci", "docker"], "q3": "none"}, touched=["q2"]) == [
+        "default",
+        "chosen",
+        "default",
+    ]
+
+
+def test_a_value_that_differs_from_the_default_is_never_default_even_untouched() -> None:
+    """A client that reports nothing touched can't claim a default it didn't send."""
+    assert _provenance({"q1": "sqlite", "q2": ["ci"], "q3": "fast"}, touched=()) == [
+        "chosen",
+        "chosen",
+        "free_text",
+    ]
+
+
+def test_touched_ids_must_name_questions() -> None:
+    with pytest.raises(AnswerInvalid) as caught:
+        build_response(CARD, {"q1": "pg", "q2": []}, touched=["q9"])
+    assert [e.code for e in caught.value.errors] == ["answer.question_unknown"]
