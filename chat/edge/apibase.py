@@ -370,6 +370,13 @@ def _defaults_described(body: dict[str, Any]) -> None:
             )
 
 
+class ApiDocs(Swagger):
+    """Swagger UI from ninja's bundled files, under the product's bar with the way back to
+    the chat (templates/chat/api_docs.html)."""
+
+    template = "chat/api_docs.html"
+
+
 def api_build(routers: Iterable[Router], *, version: str) -> NinjaAPI:
     """One NinjaAPI with `routers` mounted at its root (namespace "api")."""
     api = ChatApi(
@@ -378,7 +385,7 @@ def api_build(routers: Iterable[Router], *, version: str) -> NinjaAPI:
         description=DESCRIPTION,
         urls_namespace="api",
         parser=JsonObjectParser(),
-        docs=Swagger(settings={"persistAuthorization": False, "tryItOutEnabled": False}),
+        docs=ApiDocs(settings={"persistAuthorization": False, "tryItOutEnabled": False}),
         docs_url="/docs",
         openapi_url="/openapi.json",
     )

@@ -1,10 +1,10 @@
-"""Template helpers for the chat pages (no database access)."""
+"""Template helpers for the chat pages (no database access but the demo login's one read)."""
 
 from __future__ import annotations
 
 from django import template
-from django.conf import settings
 
+from chat.core.demo import DemoLogin, demo_login_shown
 from chat.edge.page import llm_configured
 from chat.usecases import agent_name
 from questionnaires.registry import static_files
@@ -25,12 +25,10 @@ def kind_static(extension: str) -> tuple[str, ...]:
 
 
 @register.simple_tag
-def demo_login() -> dict[str, str] | None:
-    """`{% demo_login as demo %}`: the demo account `make run` creates, shown on the login
-    page only when DEBUG is on (never in production)."""
-    if not settings.DEBUG:
-        return None
-    return {"username": settings.DEMO_USERNAME, "password": settings.DEMO_PASSWORD}
+def demo_login() -> DemoLogin | None:
+    """`{% demo_login as demo %}`: the demo account `make run` created, only while it exists
+    with the password it was given (one indexed read; see chat.core.demo)."""
+    return demo_login_shown()
 
 
 @register.filter

@@ -28,3 +28,15 @@ def test_the_api_docs_page_renders_under_the_csp(page, server):
     page.locator(".opblock-summary-path", has_text="/api/v1/conversations/").first.click()
     expect(page.locator(".opblock-body").first).to_be_visible()
     assert failed == [], failed
+
+
+def test_the_api_docs_page_leads_back_to_the_chat(page, server):
+    page.goto(server.url + "/api/v1/docs")
+    back = page.get_by_role("link", name="← Back to the chat")
+    expect(back).to_be_visible()
+    expect(page.locator(".swagger-ui .information-container .title")).to_be_visible()
+    # Above Swagger UI, not buried under it: the first thing on the page.
+    box = back.bounding_box()
+    assert box is not None and box["y"] < 60
+    back.click()
+    page.wait_for_url(server.url + "/")

@@ -77,7 +77,7 @@ def test_the_docs_page_loads_only_this_apps_files(client):
     response = client.get("/api/v1/docs")
     assert response.status_code == 200
     html = response.content.decode()
-    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    sources = re.findall(r'<(?:script|link|img)\b[^>]*(?:src|href)="([^"]+)"', html)
     assert sources and all(s.startswith("/static/") for s in sources), sources
     assert "/static/ninja/swagger-ui-bundle.js" in sources
     assert not re.search(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", html)
@@ -87,6 +87,14 @@ def test_the_docs_page_loads_only_this_apps_files(client):
 
     assert finders.find("ninja/swagger-ui-bundle.js")
     assert client.get("/api/v1/openapi.json")["Content-Type"].startswith("application/json")
+
+
+def test_the_docs_page_has_a_way_back_to_the_chat(client):
+    html = client.get("/api/v1/docs").content.decode()
+    back = re.search(r'<a class="docs-back" href="([^"]+)"[^>]*>([^<]+)</a>', html)
+    assert back and back.group(1) == "/" and back.group(2) == "← Back to the chat"
+    html = client.get("/api/v1/docs", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "← 返回聊天" in html and 'lang="zh-hans"' in html
 
 
 # --- schemathesis against the live app (the PostgreSQL pass of CI) --------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.test import override_settings
 from django.urls import reverse
@@ -52,12 +54,55 @@ def test_favicon_ico_is_served(client):
     assert response.status_code == 302 and response["Location"].endswith("favicon.ico")
 
 
-def test_login_page_pitches_the_product_and_shows_the_demo_login_only_in_debug(client, settings):
+def test_login_page_pitches_the_product_and_names_no_demo_login_without_the_account(
+    client, settings
+):
     html = client.get("/accounts/login/").content.decode()
     assert "asks its questions as simple cards" in html and "data-demo-login" not in html
+    with override_settings(DEBUG=True):  # DEBUG alone names nothing: no account exists
+        html = client.get("/accounts/login/").content.decode()
+    assert "data-demo-login" not in html and settings.DEMO_PASSWORD not in html
+
+
+def test_login_page_names_the_demo_login_make_run_created_while_its_password_works(
+    client, settings
+):
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("ensure_demo_user", stdout=io.StringIO())
     with override_settings(DEBUG=True):
         html = client.get("/accounts/login/").content.decode()
-    assert "data-demo-login" in html and settings.DEMO_PASSWORD in html
+    assert "data-demo-login" in html and "data-demo-warning" not in html
+    assert f"<kbd>{settings.DEMO_USERNAME}</kbd> / <kbd>{settings.DEMO_PASSWORD}</kbd>" in html
+    # What the page shows logs in.
+    assert User.objects.get(username=settings.DEMO_USERNAME).check_password(settings.DEMO_PASSWORD)
+    # DEBUG off (production): still named, since it really works, with a warning to change it.
+    html = client.get("/accounts/login/").content.decode()
+    assert "data-demo-login" in html and "data-demo-warning" in html
+    # Its password changed (admin, changepassword): the page stops naming it at once…
+    user = User.objects.get(username=settings.DEMO_USERNAME)
+    user.set_password("something-else-entirely")
+    user.save()
+    html = client.get("/accounts/login/").content.decode()
+    assert "data-demo-login" not in html and settings.DEMO_PASSWORD not in html
+    # …even when set back to the same password by hand (no longer ensure_demo_user's marker).
+    user.set_password(settings.DEMO_PASSWORD)
+    user.save()
+    assert "data-demo-login" not in client.get("/accounts/login/").content.decode()
+    # `make run` again resets it; a deactivated account is not named.
+    call_command("ensure_demo_user", stdout=io.StringIO())
+    assert "data-demo-login" in client.get("/accounts/login/").content.decode()
+    User.objects.filter(username=settings.DEMO_USERNAME).update(is_active=False)
+    assert "data-demo-login" not in client.get("/accounts/login/").content.decode()
+
+
+def test_login_page_names_the_demo_login_in_chinese(client, settings):
+    from django.core.management import call_command
+
+    call_command("ensure_demo_user", stdout=io.StringIO())
+    html = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "演示账号：" in html and "请在其他人能访问本站之前" in html
 
 
 def test_the_shell_update_swaps_title_sidebar_and_a_new_panel(client_in, conversation):

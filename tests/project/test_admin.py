@@ -147,3 +147,23 @@ def test_the_admin_index_names_every_app_and_model_in_chinese(admin_client):
         for model in admin.site._registry:
             names = (str(model._meta.verbose_name_plural), str(model._meta.app_config.verbose_name))
             assert all(not name.isascii() for name in names), (model, names)
+
+
+def test_the_admin_wears_the_products_colours_and_logo(admin_client):
+    from django.test import Client
+
+    for page in ("/admin/", "/admin/chat/conversation/", "/admin/login/"):
+        who = admin_client if page != "/admin/login/" else Client()
+        html = who.get(page).content.decode()
+        assert '<link rel="stylesheet" href="/static/css/admin.css">' in html, page
+        # after admin's own sheets, so its custom properties win
+        assert html.index("/static/css/admin.css") > html.index("admin/css/base.css"), page
+        assert 'class="logo" src="/static/img/favicon.svg"' in html, page
+    from django.contrib.staticfiles import finders
+
+    with open(finders.find("css/admin.css"), encoding="utf-8") as handle:
+        css = handle.read()
+    for prop in ("--primary:", "--secondary:", "--link-fg:", "--header-bg:", "--button-bg:"):
+        assert css.count(prop) == 3, prop  # light, dark (OS), dark (admin's toggle)
+    assert "#2456d3" in css and "#8aabff" in css  # app.css's accent, light and dark
+    assert "--font-family-primary: system-ui" in css and ":focus-visible" in css

@@ -251,6 +251,57 @@ def test_playground(client_in):
     assert "<html" not in bad and "Failed with" in bad and "qinvalid" in bad
 
 
+@pytest.mark.parametrize(
+    ("slug", "passed", "kind"),
+    [
+        ("yaml-single", True, "questionnaire"),
+        ("yaml-multi", True, "questionnaire"),
+        ("xml-json", True, "questionnaire"),
+        ("invalid", False, "invalid"),
+    ],
+)
+def test_playground_loads_an_example_without_javascript(client_in, slug, passed, kind):
+    """`?example=` (the "Load an example" GET form) fills the editor and the preview
+    server-side: what a browser without JavaScript gets."""
+    from questionnaires.inline.playground import EXAMPLES_BY_SLUG
+
+    page = reverse("questionnaires:playground")
+    blank = client_in.get(page).content.decode()
+    assert 'id="pg-examples"' in blank and 'method="get"' in blank and "Load an example" in blank
+    response = client_in.get(page, {"example": slug}, HTTP_ACCEPT_LANGUAGE="en")
+    html = response.content.decode()
+    assert response.status_code == 200
+    editor = re.search(r'<textarea id="pg-content"[^>]*>([^<]*)</textarea>', html)
+    assert editor and editor.group(1).strip()
+    from html import unescape
+
+    assert unescape(editor.group(1)) == EXAMPLES_BY_SLUG[slug].text("en")
+    assert f'<option value="{slug}" selected>' in html
+    assert ("Passed: every protocol block is valid." in html) is passed
+    assert ("Failed with" in html) is not passed
+    assert f"<td><code>{kind}</code></td>" in html
+
+
+def test_playground_examples_speak_chinese(client_in):
+    page = reverse("questionnaires:playground")
+    html = client_in.get(page, {"example": "yaml-single"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    text = html.content.decode()
+    assert "载入示例" in text and "哪个套餐适合你？" in text and "Fenced YAML：一道题" in text
+
+
+def test_playground_refuses_an_unknown_example_and_keeps_the_page(client_in):
+    page = reverse("questionnaires:playground")
+    response = client_in.get(page, {"example": "nope<script>"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'data-error-code="unknown_example"' in html and "nope&lt;script&gt;" in html
+    assert 'id="pg-content"' in html and "<script>" not in html.split("nope")[1][:20]
+    # htmx asking for an example gets the whole page too (its editor changes, not only the
+    # preview), and a POST ignores `example`.
+    full = client_in.get(page, {"example": "xml-json"}, **HX).content.decode()
+    assert 'id="pg-content"' in full and "&lt;questionnaire&gt;{" in full
+
+
 def test_playground_requires_login(client):
     assert client.get(reverse("questionnaires:playground")).status_code == 302
 
