@@ -387,10 +387,17 @@ def test_the_intake_summary_asks_what_to_change_only_when_asked(page, server):
         ).first.wait_for()
     card = page.locator("section.qcard-interactive")
     expect(card).to_be_visible(timeout=TIMEOUT)
-    second = card.locator("fieldset.qcard-q").nth(1)
-    expect(second).to_be_hidden()
-    card.locator("fieldset.qcard-q").first.locator("label").nth(1).click()
-    expect(second).to_be_visible()
+    # The summary asks one thing, nothing chosen for the person (issue 32 #3): which
+    # answers to change is a card of its own, asked only after "change" was chosen.
+    expect(card.locator("fieldset.qcard-q")).to_have_count(1)
+    expect(card.locator("input[type=radio]:checked")).to_have_count(0)
+    qid = card.get_attribute("data-questionnaire-id")
+    card.locator("fieldset.qcard-q label").nth(1).click()
+    card.get_by_role("button", name="Send", exact=True).click()
+    change = page.locator("section.qcard-interactive")
+    expect(change).not_to_have_attribute("data-questionnaire-id", str(qid), timeout=TIMEOUT)
+    expect(change.locator("fieldset.qcard-q")).to_have_count(1)
+    expect(change.locator("input[type=checkbox]")).not_to_have_count(0)
     assert cid
 
 
