@@ -55,9 +55,11 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # npm-published counterparts the tests use, at the versions their lockfiles pin (skipped
-# with a reason without node): the TypeScript-SDK MCP server and client, and the API
-# clients openapi-typescript + openapi-fetch generate, and the AG-UI client.
-NODE_TOOLS := tests/support/ts_server tests/support/api_clients tests/support/agui_client
+# with a reason without node): the TypeScript-SDK MCP servers and clients (v1 and v2), the
+# MCP Inspector CLI, the API clients openapi-typescript + openapi-fetch generate, and the
+# AG-UI client.
+NODE_TOOLS := tests/support/ts_server tests/support/ts_server_v2 tests/support/mcp_inspector \
+  tests/support/api_clients tests/support/agui_client
 NODE_STAMPS := $(NODE_TOOLS:%=%/node_modules/.installed)
 %/node_modules/.installed: %/package-lock.json
 	if command -v npm >/dev/null; then cd $* && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
