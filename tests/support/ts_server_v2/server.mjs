@@ -19,7 +19,7 @@ import { z } from "zod";
 const port = Number(process.argv[2]);
 
 const booking = z.object({
-  size: z.number().int().describe("How many?"),
+  size: z.number().int().meta({ title: "How many?" }),
   seating: z.enum(["indoor", "outdoor"]).optional(),
 });
 
