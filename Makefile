@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 say = @printf '\033[1m==> %s\033[0m\n' $(1)
 
-.PHONY: run test lint bench load serve messages screenshots clean
+.PHONY: run test lint bench load serve messages screenshots clean interop-latest
 
 $(VENV)/bin/python:
 	$(call say,"Creating the virtual environment in $(VENV)/")
@@ -55,9 +55,11 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # npm-published counterparts the tests use, at the versions their lockfiles pin (skipped
-# with a reason without node): the TypeScript-SDK MCP server and client, and the API
-# clients openapi-typescript + openapi-fetch generate, and the AG-UI client.
-NODE_TOOLS := tests/support/ts_server tests/support/api_clients tests/support/agui_client
+# with a reason without node): the TypeScript-SDK MCP servers and clients (v1 and v2), the
+# MCP Inspector CLI, the API clients openapi-typescript + openapi-fetch generate, and the
+# AG-UI client.
+NODE_TOOLS := tests/support/ts_server tests/support/ts_server_v2 tests/support/mcp_inspector \
+  tests/support/api_clients tests/support/agui_client
 NODE_STAMPS := $(NODE_TOOLS:%=%/node_modules/.installed)
 %/node_modules/.installed: %/package-lock.json
 	if command -v npm >/dev/null; then cd $* && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
@@ -72,6 +74,17 @@ TEST_WORKERS ?= 3
 test: $(STAMP) lint $(NODE_STAMPS)
 	$(PY) -m compileall -q -j 0 chat questionnaires tests bench >/dev/null
 	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The interop suite (docs/interop.md) against the NEWEST releases of its counterparts: the
+# npm folders copied to $(INTEROP_LATEST)/ with every package at @latest, and mcp,
+# openapi-python-client and ag-ui-protocol upgraded in a separate virtualenv (.venv-latest);
+# the pinned install is untouched. Prints the versions it ran against, then the tests.
+INTEROP_TESTS := tests/interop tests/mcphost/test_stock_sdk.py tests/mcphost/test_stock_ts_sdk.py \
+  tests/edge/mcp/test_mcp_contract.py tests/e2e/test_stock_mcp.py tests/e2e/test_stock_ts_mcp.py
+INTEROP_LATEST ?= .interop-latest
+interop-latest: | $(UV)
+	NODE_TOOLS="$(NODE_TOOLS)" INTEROP_LATEST="$(INTEROP_LATEST)" PYTHON="$(PYTHON)" \
+	  UV="$(abspath $(UV))" sh bench/interop_latest.sh $(INTEROP_TESTS)
 
 # The production shape: DEBUG off, migrations, collected + compressed static files, several
 # web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).

@@ -351,25 +351,35 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 TS_SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "ts_server"
+# The TypeScript SDK v2 (2026-07-28): @modelcontextprotocol/server and /client.
+TS_SERVER_V2 = TS_SERVER.with_name("ts_server_v2")
 
 
-def ts_server_missing() -> str | None:
-    """Why the TypeScript-SDK server can't run here (None when it can)."""
+def ts_folder(folder: Path) -> Path:
+    """`folder`, or its copy with the newest releases installed (INTEROP_NODE_ROOT)."""
+    root = os.environ.get("INTEROP_NODE_ROOT")
+    return Path(root) / folder.name if root else folder
+
+
+def ts_server_missing(folder: Path = TS_SERVER) -> str | None:
+    """Why the TypeScript-SDK server in `folder` can't run here (None when it can)."""
+    folder = ts_folder(folder)
     if shutil.which("node") is None:
         return "node is not installed: the TypeScript-SDK MCP server can't run"
-    if not (TS_SERVER / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        return f"run `npm ci` in {TS_SERVER} (make test does) for the TypeScript-SDK server"
+    if not (folder / "node_modules" / "@modelcontextprotocol").is_dir():
+        return f"run `npm ci` in {folder} (make test does) for the TypeScript-SDK server"
     return None
 
 
 @contextlib.contextmanager
-def ts_server(patience_ms: int = 60000) -> Iterator[str]:
-    """The TypeScript-SDK server (tests/support/ts_server) on a loopback port; `book`
-    gives up on its question after `patience_ms`. Yields its URL."""
+def ts_server(patience_ms: int = 60000, folder: Path = TS_SERVER) -> Iterator[str]:
+    """The TypeScript-SDK server in `folder` (tests/support/ts_server, v1, by default) on
+    a loopback port; v1's `book` gives up on its question after `patience_ms`. Yields
+    its URL."""
     port = free_port()
     process = subprocess.Popen(
         ["node", "server.mjs", str(port)],
-        cwd=TS_SERVER,
+        cwd=ts_folder(folder),
         env={**os.environ, "PATIENCE_MS": str(patience_ms)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -3,6 +3,7 @@ server of the app (own SQLite file, ASGI lifespan on)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,8 +33,9 @@ def interop_server(tmp_path_factory) -> Iterator[LiveServer]:
 
 
 def node_tools(folder: str) -> Path:
-    """`tests/support/<folder>` with its npm packages, or the test skips with the reason."""
-    path = SUPPORT / folder
+    """`tests/support/<folder>` with its npm packages, or the test skips with the reason
+    (`make interop-latest` points INTEROP_NODE_ROOT at copies with the newest releases)."""
+    path = Path(os.environ.get("INTEROP_NODE_ROOT") or SUPPORT) / folder
     if shutil.which("node") is None:
         pytest.skip("needs node (Node.js) for the npm-published clients")
     if not (path / "node_modules" / ".installed").exists():

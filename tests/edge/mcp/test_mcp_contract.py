@@ -6,6 +6,7 @@ TypeScript SDK clients: described input schemas, output schemas that the results
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from typing import Any
 
@@ -144,15 +145,18 @@ def _answer_the_form_through_the_api(server, ids: dict[str, Any], result: dict[s
 
 
 @pytest.mark.e2e
-def test_the_typescript_sdk_client_sees_the_contract(mcp_server):
-    """@modelcontextprotocol/sdk's Client validates every successful structuredContent
-    against the tool's outputSchema (Ajv) and throws when it doesn't match."""
-    from bench.mcp_servers import TS_SERVER, ts_server_missing
+@pytest.mark.parametrize("major", ["v1", "v2"])
+def test_the_typescript_sdk_client_sees_the_contract(mcp_server, major):
+    """@modelcontextprotocol/sdk's Client (v1, 2025-11-25) and @modelcontextprotocol/client
+    (v2, 2026-07-28) validate every successful structuredContent against the tool's
+    outputSchema (Ajv) and throw when it doesn't match."""
+    from bench.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_folder, ts_server_missing
     from chat.core.version import product_version
 
-    if (reason := ts_server_missing()) is not None:
+    folder = TS_SERVER if major == "v1" else TS_SERVER_V2
+    if (reason := ts_server_missing(folder)) is not None:
         pytest.skip(reason.replace("server", "client"))
-    ids = mcp_server.json(SETUP_WITH_API_TOKEN.format(user="mcp-contract-ts"))
+    ids = mcp_server.json(SETUP_WITH_API_TOKEN.format(user=f"mcp-contract-ts-{major}"))
     calls = [
         ["ask_user_options", BAD_ASK],
         ["ask_user_options", GOOD_ASK],
@@ -161,7 +165,7 @@ def test_the_typescript_sdk_client_sees_the_contract(mcp_server):
     ]
     done = subprocess.run(
         ["node", TS_CLIENT, mcp_server.url + "/mcp/", ids["token"], json.dumps(calls)],
-        cwd=TS_SERVER,
+        cwd=ts_folder(folder),
         capture_output=True,
         text=True,
         timeout=60,
@@ -169,6 +173,8 @@ def test_the_typescript_sdk_client_sees_the_contract(mcp_server):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
+    if major == "v2":
+        assert seen["protocolVersion"] == "2026-07-28"
     assert seen["serverVersion"] == {
         "name": "inline-questionnaire-chat",
         "version": product_version(),
@@ -184,3 +190,46 @@ def test_the_typescript_sdk_client_sees_the_contract(mcp_server):
         assert result["isError"] is False
     assert form["structuredContent"]["tool_use_id"].startswith("mcp_")
     _answer_the_form_through_the_api(mcp_server, ids, form["structuredContent"])
+
+
+@pytest.mark.e2e
+def test_the_mcp_inspector_cli_lists_the_tools_and_calls_one(mcp_server, tmp_path):
+    """The MCP Inspector (@modelcontextprotocol/inspector, --cli): `tools/list --strict`
+    finds no tool-schema portability problem, and `tools/call` gets a result matching
+    the tool's outputSchema."""
+    import jsonschema
+
+    from chat.agent.tools import TOOLS_BY_NAME
+    from tests.interop.conftest import node_tools
+
+    inspector = node_tools("mcp_inspector")
+    ids = mcp_server.json(SETUP.format(user="mcp-contract-inspector"))
+
+    def inspect(*args: str) -> Any:
+        done = subprocess.run(
+            ["node", "node_modules/.bin/mcp-inspector", "--cli", mcp_server.url + "/mcp/"]
+            + ["--transport", "http", "--header", f"Authorization: Bearer {ids['token']}", *args],
+            cwd=inspector,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},  # its own catalog
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+        return json.loads(done.stdout)
+
+    listed = inspect("--method", "tools/list", "--strict")
+    names = {tool["name"] for tool in listed["tools"]}
+    assert {"ask_user_options", "questionnaire_async", "interactive_form_question"} <= names
+    for tool in listed["tools"]:
+        assert schema_gaps(tool["inputSchema"]) == [], tool["name"]
+    called = inspect(
+        "--method", "tools/call", "--tool-name", "questionnaire_async",
+        "--tool-arg", "title=Quick",
+        "--tool-arg", 'questions=[{"type": "single_choice", "text": "Tea?", "options": ["Yes", "No"]}]',
+    )  # fmt: skip
+    assert called.get("isError") is not True, called
+    jsonschema.validate(
+        called["structuredContent"], TOOLS_BY_NAME["questionnaire_async"].output_schema
+    )

@@ -1,11 +1,13 @@
 // A TypeScript-SDK MCP server (2025-11-25) for the chat's tests: streamable HTTP with
 // sessions on 127.0.0.1:PORT; `book` asks the person mid-call with elicitInput and gives
-// up after PATIENCE_MS (the SDK's own request timeout, 60 s by default).
+// up after PATIENCE_MS (the SDK's own request timeout, 60 s by default); `login` sends
+// them to a link (URL mode), `authorize` needs a link first (-32042), `count` reports
+// progress and returns structured output (outputSchema + structuredContent).
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { UrlElicitationRequiredError, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 const port = Number(process.argv[2]);
@@ -40,6 +42,42 @@ function makeServer() {
       return { content: [{ type: "text", text: `gave up waiting (${error.code})` }] };
     }
   });
+  server.tool("login", "Sends the person to a sign-in link (URL mode).", {}, async () => {
+    const answer = await server.server.elicitInput(
+      { mode: "url", message: "Sign in", url: "https://example.test/sign-in", elicitationId: "el-7" },
+      { timeout: patience },
+    );
+    if (answer.action === "accept") await server.server.createElicitationCompletionNotifier("el-7")();
+    return { content: [{ type: "text", text: `login: ${answer.action}` }] };
+  });
+  server.tool("authorize", "Needs the person to open a link first (-32042).", {}, async () => {
+    throw new UrlElicitationRequiredError([
+      { mode: "url", message: "Authorize access", url: "https://example.test/authorize", elicitationId: "auth-1" },
+    ]);
+  });
+  server.registerTool(
+    "count",
+    {
+      description: "Counts to n, reporting progress; the result is structured.",
+      inputSchema: { n: z.number().int().min(1).max(20) },
+      outputSchema: { counted: z.number().int(), notified: z.number().int() },
+    },
+    async ({ n }, extra) => {
+      const token = extra._meta?.progressToken;
+      let notified = 0;
+      for (let i = 1; i <= n; i++) {
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: i, total: n, message: `${i} of ${n}` },
+          });
+          notified++;
+        }
+      }
+      const structuredContent = { counted: n, notified };
+      return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
+    },
+  );
   return server;
 }
 
