@@ -21,8 +21,11 @@ class CardKindChoice(models.TextChoices):
 
 
 class Outcome(models.TextChoices):
-    """What became of a card shown. `open`: it can still be answered."""
+    """What became of a card shown. `open`: it can still be answered. `queued`: asked but
+    not shown yet — an ask waiting behind an earlier question of its turn (the page shows
+    a turn's questions one at a time); it counts nowhere until it is shown."""
 
+    QUEUED = "queued", _("Not shown yet")
     OPEN = "open", _("Open")
     ANSWERED = "answered", _("Answered")
     SKIPPED = "skipped", _("Skipped")
@@ -32,7 +35,9 @@ class Outcome(models.TextChoices):
 
 
 # The counter column of each outcome on CardDefinition.
-OUTCOME_COUNTERS: dict[str, str] = {o.value: f"{o.value}_count" for o in Outcome}
+OUTCOME_COUNTERS: dict[str, str] = {
+    o.value: f"{o.value}_count" for o in Outcome if o != Outcome.QUEUED
+}
 
 
 class CardDefinition(models.Model):

@@ -11,6 +11,10 @@ outcome; a later "Change answer" version is a correction, not another outcome):
 | form | `answered` | — | `cancelled` by the person | wait expired | its wait ended (Stop, run ended) |
 | elicitation | `accepted` / `completed` | `cancelled` by the person | `declined` | `expired` | `abandoned`, or cancelled by Stop / the server |
 
+An ask behind an earlier question of its turn is `queued`, not shown: the page shows a
+turn's asks one at a time, so it counts nowhere until the ones before it are settled, and
+is shown from that moment.
+
 Per question (cards answered or skipped): an empty answer is a skip; "Other" text, a typed
 answer to an ask with options, or a form choice outside its options is "other". A new
 outcome (a declined inline card, a changed answer) is one more branch in its kind's
@@ -229,6 +233,55 @@ def _settle_unanswered(
         obs.outcome, obs.settled_at = Outcome.ABANDONED, next_user_at
 
 
+def _asks_shown_after(asks: Sequence[Mapping[str, object]]) -> dict[int, datetime | None]:
+    """When each ask was shown: the page shows a turn's asks one at a time, each once the
+    ones before it in its turn are settled (answered, or their wait over). By ask id: the
+    moment the last of those was settled (its creation for the first of a turn), or None
+    while one of them is still open — it is queued, not shown yet."""
+    turns = {
+        (m["conversation_id"], str(cast(Mapping[str, object], m["metadata"]).get("turn_id", "")))
+        for m in asks
+    }
+    if not turns:
+        return {}
+    siblings = list(
+        Message.objects.filter(
+            conversation_id__in={c for c, _t in turns},
+            role=Role.ASSISTANT,
+            metadata__turn_id__in={t for _c, t in turns},
+            metadata__has_key="ask_user_options",
+        ).values_list("id", "conversation_id", "seq", "created_at", "metadata__turn_id")
+    )
+    ids = [pk for pk, *_rest in siblings]
+    answered = dict(
+        StructuredAnswer.objects.filter(ask_message_id__in=ids)
+        .order_by("-id")  # the first answer counts
+        .values_list("ask_message_id", "created_at")
+    )
+    waits = _waits(f"ask:{pk}" for pk in ids)
+
+    def settled(pk: int) -> datetime | None:
+        if pk in answered:
+            return answered[pk]
+        ended = _wait_outcome(waits.get(f"ask:{pk}"))
+        return None if ended is None else ended[1]
+
+    by_turn: dict[tuple[object, str], list[tuple[int, int, datetime]]] = defaultdict(list)
+    for pk, conversation, seq, created, turn in siblings:
+        by_turn[(conversation, str(turn))].append((seq, pk, created))
+    result: dict[int, datetime | None] = {}
+    for turn_asks in by_turn.values():
+        turn_asks.sort()
+        before: datetime | None = None
+        for index, (_seq, pk, created) in enumerate(turn_asks):
+            if index == 0:
+                before = created
+            result[pk] = before if before is None else max(before, created)
+            done = settled(pk)
+            before = None if before is None or done is None else max(before, done)
+    return result
+
+
 def messages_observe(rows: Sequence[Mapping[str, object]]) -> list[Observation]:
     """The cards (inline questionnaires, asks) of these assistant messages."""
     cards: list[tuple[Mapping[str, object], Observation]] = []
@@ -289,12 +342,20 @@ def messages_observe(rows: Sequence[Mapping[str, object]]) -> list[Observation]:
     }
     waits = _waits({f"{o.kind}:{o.message_id}" for _m, o in cards})
     repairs = _repairs([m for m, _o in cards])
+    asks = [m for m, o in cards if o.kind == CardKindChoice.ASK]
+    shown_after = _asks_shown_after(asks)
     observations: list[Observation] = []
     for m, obs in cards:
         pk = cast(int, m["id"])
         obs.repairs = repairs.get(pk, 0)
         observations.append(obs)
         if obs.kind == CardKindChoice.ASK:
+            earlier = shown_after.get(pk)
+            if earlier is None and pk not in answers:
+                obs.outcome = Outcome.QUEUED  # behind an earlier question of its turn
+                continue
+            if earlier is not None:
+                obs.shown_at = max(obs.shown_at, earlier)
             if _settle_ask(obs, answers.get(pk)):
                 continue
         else:

@@ -216,10 +216,23 @@ def record(observations: list[Observation]) -> RefreshResult:
                     repairs=obs.repairs,
                 )
             )
-            deltas.show(definition_id, obs)
+            if obs.outcome != Outcome.QUEUED:  # not shown yet: counted once it is
+                deltas.show(definition_id, obs)
             continue
         pk, outcome = existing[obs.ref]
-        if outcome != Outcome.OPEN or obs.outcome == Outcome.OPEN:
+        if outcome == Outcome.QUEUED:
+            if obs.outcome != Outcome.QUEUED and CardInstance.objects.filter(
+                pk=pk, outcome=Outcome.QUEUED
+            ).update(
+                outcome=obs.outcome,
+                shown_at=obs.shown_at,
+                settled_at=obs.settled_at,
+                seconds=obs.seconds,
+            ):
+                deltas.show(definition_id, obs)  # shown now (and maybe settled already)
+                result.settled += obs.outcome != Outcome.OPEN
+            continue
+        if outcome != Outcome.OPEN or obs.outcome in (Outcome.OPEN, Outcome.QUEUED):
             continue  # a settled card stays as it was first recorded
         # Conditional: of two refreshes settling it at once, one counts it.
         if CardInstance.objects.filter(pk=pk, outcome=Outcome.OPEN).update(
@@ -238,6 +251,8 @@ def _gone(refs: set[str], now: datetime) -> RefreshResult:
     """Open cards whose rows are gone (the conversation was deleted): abandoned."""
     if not refs:
         return RefreshResult()
+    # never shown: nothing counted them, so nothing is left to count
+    CardInstance.objects.filter(ref__in=refs, outcome=Outcome.QUEUED).delete()
     gone = CardInstance.objects.filter(ref__in=refs, outcome=Outcome.OPEN)
     per_definition: dict[int, int] = defaultdict(int)
     for definition_id in gone.values_list("definition_id", flat=True):
@@ -288,7 +303,9 @@ def open_recheck(
     while True:
         with transaction.atomic():
             cards = list(
-                CardInstance.objects.filter(outcome=Outcome.OPEN, id__gt=after)
+                CardInstance.objects.filter(
+                    outcome__in=(Outcome.OPEN, Outcome.QUEUED), id__gt=after
+                )
                 .order_by("id")
                 .values_list("id", "ref", "conversation_id")[:limit]
             )

@@ -384,3 +384,66 @@ def test_a_queued_ask_stays_open_while_the_one_before_it_is_answered(user):
         0,
         0,
     )
+
+
+def test_a_queued_ask_is_not_shown_until_the_one_before_it_is_settled(user):
+    """The page shows a turn's asks one at a time: the second is not shown, nor counted
+    anywhere, while the first waits (issue 32 defect 12: it counted as shown from the
+    moment it was queued); once the first is answered it is shown from that moment."""
+    from questionnaires.asks import services as asks
+
+    conversation = conversation_create(owner=user, title="queued", agent="external")
+    side = {
+        "question": "Which knee?",
+        "field": "knee_side",
+        "options": [{"label": "Left", "value": "left"}, {"label": "Right", "value": "right"}],
+    }
+    first = asks.ask_create(conversation=conversation, payload=side, turn_id="t1")
+    second = asks.ask_create(conversation=conversation, payload=SPEC_PAYLOAD, turn_id="t1")
+    assert first is not None and second is not None
+    later = timezone.now() + timedelta(hours=1)
+    analytics_refresh(now=later)
+    outcomes = dict(CardInstance.objects.values_list("ref", "outcome"))
+    assert outcomes == {f"ask:{first.pk}": "open", f"ask:{second.pk}": "queued"}
+    pain = CardDefinition.objects.get(source="pain_level")
+    assert (pain.shown_count, pain.open_count) == (0, 0)
+    assert CardDefinition.objects.get(source="knee_side").shown_count == 1
+
+    asks.ask_answer(
+        conversation=conversation,
+        answer={"field": "knee_side", "turn_id": "t1", "value": "left"},
+    )
+    answered_at = StructuredAnswer.objects.get(field="knee_side").created_at
+    analytics_refresh(now=later)
+    second_card = CardInstance.objects.get(ref=f"ask:{second.pk}")
+    assert second_card.outcome == "open" and second_card.shown_at == answered_at
+    pain.refresh_from_db()
+    assert (pain.shown_count, pain.open_count) == (1, 1)
+    asks.ask_answer(
+        conversation=conversation,
+        answer={"field": "pain_level", "turn_id": "t1", "value": "mild"},
+    )
+    analytics_refresh(now=later)
+    pain.refresh_from_db()
+    assert (pain.shown_count, pain.answered_count, pain.open_count) == (1, 1, 0)
+    # and a rebuild from the rows says the same
+    analytics_rebuild()
+    pain = CardDefinition.objects.get(source="pain_level")
+    assert (pain.shown_count, pain.answered_count, pain.open_count) == (1, 1, 0)
+
+
+def test_a_queued_ask_of_a_deleted_conversation_leaves_no_trace(user):
+    from questionnaires.asks import services as asks
+
+    conversation = conversation_create(owner=user, title="gone", agent="external")
+    side = {"question": "Which?", "field": "side", "options": [{"label": "A", "value": "a"},
+            {"label": "B", "value": "b"}]}  # fmt: skip
+    asks.ask_create(conversation=conversation, payload=side, turn_id="t1")
+    asks.ask_create(conversation=conversation, payload=SPEC_PAYLOAD, turn_id="t1")
+    analytics_refresh(now=timezone.now() + timedelta(hours=1))
+    assert CardInstance.objects.filter(outcome="queued").count() == 1
+    conversation.delete()
+    analytics_refresh(now=timezone.now() + timedelta(hours=2))
+    assert not CardInstance.objects.filter(outcome="queued").exists()
+    pain = CardDefinition.objects.get(source="pain_level")
+    assert (pain.shown_count, pain.abandoned_count) == (0, 0)
