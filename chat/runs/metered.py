@@ -81,11 +81,18 @@ class MeteredClient:
             metrics.MODEL_CALL_SECONDS.labels(self.model).observe(seconds)
             if completion is not None and completion.usage is not None:
                 self._usage(completion.usage, span)
-            elif not unread:  # stopped, broken off: the prompt was read all the same
+            elif not unread and (outcome != "stopped" or self._run_still_there()):
+                # stopped, broken off: the prompt was read all the same
                 self._usage(usage_estimate(messages, tools, "".join(streamed)), span)
             if outcome == "error":
                 span.set_status(StatusCode.ERROR)
             span.end()
+
+    def _run_still_there(self) -> bool:
+        """A call the turn stopped reading is closed with its generator, which may be
+        collected long after (a superseded attempt, a deleted chat): its run must still
+        exist to be charged, else the row would point at nothing."""
+        return Run.objects.filter(pk=self.run.pk).exists()
 
     def _usage(self, usage: Usage, span: Span) -> None:
         span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
