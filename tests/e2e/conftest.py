@@ -38,7 +38,11 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
     live = LiveServer(
         tmp_path_factory.mktemp("e2e"),
-        env={"SSE_KEEPALIVE_SECONDS": "2"},
+        # ann and bob stand for every person of a worker's browser tests, whose open
+        # questions add up across tests (a turn's queued asks stay open): the per-person
+        # limit of open questions (20) refused an ask or an MCP question in whichever test
+        # came after the twentieth. The limit has its own tests (tests/mcphost/test_waits.py).
+        env={"SSE_KEEPALIVE_SECONDS": "2", "WAITS_PER_USER": "10000"},
         settings_module="tests.support.settings_fast",
     )
     live.migrate()
