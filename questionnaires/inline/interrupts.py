@@ -28,15 +28,12 @@ def _open(conversation: Conversation, ref: str) -> tuple[Message, Questionnaire]
     message = conversation.messages.filter(pk=int(pk), role=Role.ASSISTANT).first()
     if message is None:
         return None
-    for n in range(1, 51):  # its protocol blocks, in order: the first one still open
-        questionnaire_id = f"{message.pk}_q{n}"
+    found = selectors.questionnaires_of(
+        conversation_id=conversation.pk, message=message, lang=conversation.language
+    )
+    for questionnaire_id, questionnaire in found.items():  # the first one still open
         if selectors.questionnaire_open(conversation, questionnaire_id):
-            return message, selectors.questionnaire_find(
-                conversation_id=conversation.pk,
-                message=message,
-                questionnaire_id=questionnaire_id,
-                lang=conversation.language,
-            )
+            return message, questionnaire
     return None
 
 

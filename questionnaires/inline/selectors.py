@@ -98,6 +98,18 @@ def questionnaire_find(
     """The questionnaire ``questionnaire_id`` of an assistant message, or 404."""
     if message is None or message.role != Role.ASSISTANT or message.hidden:
         raise not_found()
+    questionnaire = questionnaires_of(
+        conversation_id=conversation_id, message=message, lang=lang
+    ).get(questionnaire_id)
+    if questionnaire is None:
+        raise not_found()
+    return questionnaire
+
+
+def questionnaires_of(
+    *, conversation_id: int, message: Message, lang: str
+) -> dict[str, Questionnaire]:
+    """Every answerable questionnaire of an assistant message, by id, in order."""
     call_ids = [c.get("id", "") for c in message.tool_calls or () if isinstance(c, Mapping)]
     message_input = MessageInput(
         id=message.pk,
@@ -110,10 +122,7 @@ def questionnaire_find(
         ),
         readonly=message.readonly,
     )
-    questionnaire = message_questionnaires(message_input, lang=lang).get(questionnaire_id)
-    if questionnaire is None:
-        raise not_found()
-    return questionnaire
+    return message_questionnaires(message_input, lang=lang)
 
 
 def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> bool:

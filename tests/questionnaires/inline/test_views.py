@@ -361,3 +361,26 @@ def test_card_answer_is_refused_while_a_deferred_form_waits(client_in, conversat
     assert response.json()["error"] == "pending_interactive_form"
     assert not Submission.objects.exists()
     assert not conversation.messages.filter(role="user", seq__gt=card.seq).exists()
+
+
+def test_a_machine_client_sees_the_open_card_and_answers_it(conversation, card_message, user):
+    """AG-UI's view of an inline card (questionnaires.inline.interrupts): the open
+    questionnaire with a schema of its answers, answered through the same service as a
+    submit; once answered it is no longer pending."""
+    from questionnaires.inline.interrupts import inline_pending, inline_resolve
+
+    ref = f"inline:{card_message.pk}"
+    pending = inline_pending(conversation, ref)
+    assert pending is not None and pending.message == "Trip plan"
+    answers = pending.response_schema["properties"]["answers"]["properties"]
+    assert [o["const"] for o in answers["q1"]["oneOf"]][:2] == ["Paris", "Rome"]
+    inline_resolve(
+        conversation=conversation,
+        ref=ref,
+        payload={"answers": {"q1": "Rome", "q2": []}, "skipped": ["q3"]},
+        user=user,
+        lang="en",
+    )
+    row = Submission.objects.get(message=card_message)
+    assert row.answers["q1"] == "Rome" and row.skipped == ["q3"]
+    assert inline_pending(conversation, ref) is None
