@@ -7,9 +7,9 @@ import asyncio
 import mcp_types as types
 import pytest
 
-from bench.mcp_servers import dying_server, free_port
 from chat.mcphost import client
 from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
+from tests.support.mcp_servers import dying_server, free_port
 
 # Traced bytes per pending 2025-11-25 call: ~130 KB measured (bench/bench_hostmem.py); a
 # regression such as a TLS context or an HTTP client per call (~900 KB) must fail.
