@@ -36,7 +36,7 @@ def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
     page.click("#composer button[type=submit]")
     failed = page.locator("#run-status .run-failed")
     expect(failed).to_be_visible(timeout=TIMEOUT)
-    expect(failed).to_contain_text("no model is connected")
+    expect(failed).to_contain_text("No model is connected")
     expect(failed.get_by_role("button", name="Retry")).to_have_count(0)
     expect(page.locator("#messages .msg-user")).to_contain_text("Are you there?")
 
