@@ -158,7 +158,7 @@ def test_an_unknown_agent_is_refused_when_a_conversation_is_created(client_in, a
 
 
 def test_a_stored_agent_taken_out_of_the_list_is_refused_never_answered_by_another(
-    settings, toy, client_in, user
+    settings, toy, client_in, api, user
 ):
     conversation = conversation_create(owner=user, agent="toy")
     trigger = message_create(conversation=conversation, role="user", content="still there?")
@@ -175,6 +175,11 @@ def test_a_stored_agent_taken_out_of_the_list_is_refused_never_answered_by_anoth
     )
     assert "hello?" in response.content.decode()  # what the person typed is kept
     assert not Message.objects.filter(conversation=conversation, content="hello?").exists()
+    posted = api.post(
+        f"/api/v1/conversations/{conversation.pk}/messages", {"role": "user", "content": "api?"}
+    )
+    assert posted.status_code == 409 and posted.json()["error"] == "agent_unknown"
+    assert not Message.objects.filter(conversation=conversation, content="api?").exists()
 
     # a run queued before fails with its reason, and no other agent answers it
     run_execute(run_id=queued.pk)
