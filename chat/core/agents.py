@@ -73,9 +73,14 @@ class Agent:
     about: str | Promise = ""
     hello: str | Promise = ""
     hint: str | Promise = ""
-    # A template shown above the composer of its conversations (context: conversation,
-    # agent, user, developer_details); "" for none.
+    # Its templates ("" for none): above the composer of its conversations (context:
+    # conversation, agent, user, developer_details); its own choices beside the home
+    # composer's agent menu, shown while it is chosen (an element with
+    # `data-agent-only="<name>"`; context: form, agent); its quick starts on the home page
+    # (`<li>` items; context: form, agent).
     notice_template: str = ""
+    composer_template: str = ""
+    starts_template: str = ""
 
     def ready(self) -> bool:
         """Whether it can work here now (templates call it as `agent.ready`)."""

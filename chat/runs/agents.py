@@ -44,6 +44,8 @@ INTAKE = Agent(
         "keeps what you said in a side panel; ends with a summary to confirm."
     ),
     hello=_("Hello! I’ll ask you a few questions."),
+    composer_template="chat/agents/intake_topic.html",
+    starts_template="chat/agents/intake_starts.html",
 )
 
 SCRIPTED = Agent(
@@ -55,6 +57,7 @@ SCRIPTED = Agent(
     about=_("A guided tour of every kind of question card. Each answer moves it one step."),
     hello=_("Hello! I’m the protocol tour."),
     hint=_("Send any message to start."),
+    starts_template="chat/agents/tour_starts.html",
 )
 
 OPENAI = Agent(

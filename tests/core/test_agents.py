@@ -50,7 +50,9 @@ def test_a_toy_agent_is_offered_opens_answers_and_shows_in_admin(
 ):
     home = client_in.get("/").content.decode()
     assert '<option value="toy" data-opens>Toy box</option>' in home
-    assert "Plays with you in toy words." in home  # its words, under the menu
+    assert '<p class="home-about-text" data-about="toy">Plays with you in toy words.' in home
+    assert '[data-about="toy"] { display: block; }' in home  # shown while it is chosen
+    assert "Play with the Toy box" in home  # its quick start (its template)
 
     # it opens the conversation itself: an empty send starts it with its first words
     response = client_in.post(CREATE, {"agent": "toy", "content": ""})

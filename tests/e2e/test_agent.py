@@ -41,6 +41,19 @@ def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
     expect(page.locator("#messages .msg-user")).to_contain_text("Are you there?")
 
 
+def test_the_home_shows_the_chosen_agents_words_and_its_own_choices(page, server):
+    # Which agent's words and choices show is CSS the registry writes (no JavaScript needed).
+    page.goto(server.url + "/")
+    expect(page.locator("[data-about=intake]")).to_be_visible()
+    expect(page.locator("#id_intake")).to_be_visible()  # the intake's topic
+    page.select_option("#id_agent", "scripted")
+    expect(page.locator("[data-about=scripted]")).to_contain_text("A guided tour")
+    expect(page.locator("[data-about=intake]")).to_be_hidden()
+    expect(page.locator("#id_intake")).to_be_hidden()
+    page.select_option("#id_agent", "intake")
+    expect(page.locator("#id_intake")).to_be_visible()
+
+
 def test_failed_run_shows_retry_and_keeps_the_message(page, server):
     conversation_id = new_conversation(page, server, agent="echo", title="Flaky agent")
     page.fill("#id_content", "Are you there?")

@@ -26,6 +26,7 @@ TOY = Agent(
     hello="Hello from the toy box!",
     hint="Send anything to play.",
     notice_template="toy_agent/notice.html",
+    starts_template="toy_agent/starts.html",
 )
 
 # Registered, but never there: offered disabled, refused when chosen.
