@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
+from chat.core.agents import agent_choices, agent_label, model_agents
 from chat.core.metadata import intake_state, state_of
 from chat.core.models import (
     ApiToken,
@@ -32,7 +33,7 @@ from chat.core.selectors import question_budget_limits
 from chat.core.services import api_token_create
 from chat.core.usage import usage_day
 from chat.edge.page import message_item
-from chat.mcphost.models import MODEL_AGENTS, McpServer
+from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
@@ -118,9 +119,27 @@ def _usage_table(rows: QuerySet[ModelUsage]) -> str:
 _TOKENS = Coalesce(Sum("usage__prompt_tokens"), 0) + Coalesce(Sum("usage__completion_tokens"), 0)
 
 
+class ConversationForm(forms.ModelForm):
+    # The registry's agents (chat.core.agents): the column lists no choices of its own.
+    agent = forms.ChoiceField(label=_("agent"), choices=agent_choices)
+
+    class Meta:
+        model = Conversation
+        fields = "__all__"
+
+
+class QuestionBudgetForm(forms.ModelForm):
+    agent = forms.ChoiceField(label=_("agent"), choices=agent_choices)
+
+    class Meta:
+        model = QuestionBudget
+        fields = "__all__"
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ("id", "title", "owner", "agent", "language", "tokens", "updated_at")
+    form = ConversationForm
+    list_display = ("id", "title", "owner", "agent_shown", "language", "tokens", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
     readonly_fields = (
@@ -136,6 +155,10 @@ class ConversationAdmin(admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
         queryset: QuerySet[Conversation] = super().get_queryset(request)
         return queryset.annotate(tokens_total=_TOKENS)
+
+    @admin.display(description=_("agent"), ordering="agent")
+    def agent_shown(self, obj: Conversation) -> str:
+        return f"{agent_label(obj.agent)} ({obj.agent})"
 
     @admin.display(description=_("Tokens"), ordering="tokens_total")
     def tokens(self, obj: Conversation) -> str:
@@ -228,7 +251,12 @@ class QuestionBudgetAdmin(admin.ModelAdmin):
     """Per-agent question budgets (issue 27); agents without a row use the settings'
     QUESTION_BUDGET_* defaults. Self-check enforces them."""
 
-    list_display = ("agent", "per_turn", "per_conversation", "one_card")
+    form = QuestionBudgetForm
+    list_display = ("agent_shown", "per_turn", "per_conversation", "one_card")
+
+    @admin.display(description=_("agent"), ordering="agent")
+    def agent_shown(self, obj: QuestionBudget) -> str:
+        return f"{agent_label(obj.agent)} ({obj.agent})"
 
 
 @admin.register(Message)
@@ -328,7 +356,7 @@ class McpServerForm(forms.ModelForm):
 
     agents = forms.MultipleChoiceField(
         label=_("agents"),
-        choices=[(kind, kind) for kind in MODEL_AGENTS],
+        choices=lambda: [(a.name, str(a.label)) for a in model_agents()],
         widget=forms.CheckboxSelectMultiple,
         required=False,
         help_text=_("Agent kinds whose turns may use this server's tools."),

@@ -392,7 +392,16 @@ if DAILY_TOKEN_BUDGET < 0:
 CHAT_MAX_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_MESSAGE_CHARS", "20000"))
 # Longest assistant/tool message accepted through the API (characters).
 CHAT_MAX_API_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_API_MESSAGE_CHARS", "200000"))
-# Agent kind of new conversations when the user doesn't choose one.
+# Agents (chat.core.agents): one line per agent, in the home page's menu order; adding one
+# is one more line (docs/agents.md). An unknown line fails `manage.py check` (chat.E001).
+CHAT_AGENTS = [
+    "chat.runs.agents.INTAKE",
+    "chat.runs.agents.SCRIPTED",
+    "chat.runs.agents.OPENAI",
+    "chat.runs.agents.ECHO",
+    "chat.runs.agents.EXTERNAL",
+]
+# The agent of new conversations when the user doesn't choose one (one of CHAT_AGENTS).
 CHAT_DEFAULT_AGENT = os.environ.get("CHAT_DEFAULT_AGENT", "intake")
 # How agent runs execute: "thread" (a thread in the web process; `make run`), "inline"
 # (inside the request; tests), or "celery" (a Celery task on worker processes; durable:

@@ -11,13 +11,10 @@ from django.db import models
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-
-class AgentKind(models.TextChoices):
-    INTAKE = "intake", _("Intake (offline)")
-    SCRIPTED = "scripted", _("Protocol tour (offline, scripted)")
-    OPENAI = "openai", _("OpenAI-compatible model")
-    EXTERNAL = "external", _("External runtime (API)")
-    ECHO = "echo", _("Echo (repeats your message, for testing)")
+# An agent's name (Conversation.agent): one of the registry's (chat.core.agents), which
+# the forms, admin and the API check; the column lists no choices, so a new agent needs
+# no migration.
+AGENT_NAME_MAX = 20
 
 
 class Conversation(models.Model):
@@ -25,7 +22,7 @@ class Conversation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
     )
     title = models.CharField(max_length=200, blank=True)
-    agent = models.CharField(max_length=20, choices=AgentKind.choices, default=AgentKind.ECHO)
+    agent = models.CharField(max_length=AGENT_NAME_MAX, default="echo")
     # The conversation's language ("en" / "zh-hans"): agents answer and diagnose in it.
     language = models.CharField(max_length=10, default="en")
     # Agent-specific state, e.g. {"consultation_state": {...}, "missing_slots": [...]}.
@@ -400,7 +397,7 @@ class QuestionBudget(models.Model):
     """How much an agent may ask (issue 27), set in admin; self-check enforces it. An agent
     without a row uses the settings' `QUESTION_BUDGET_*` defaults."""
 
-    agent = models.CharField(_("agent"), max_length=20, choices=AgentKind.choices, unique=True)
+    agent = models.CharField(_("agent"), max_length=AGENT_NAME_MAX, unique=True)
     per_turn = models.PositiveSmallIntegerField(
         _("questions per turn"), null=True, blank=True, help_text=_("Empty: no limit.")
     )
@@ -419,4 +416,4 @@ class QuestionBudget(models.Model):
         ordering = ["agent"]
 
     def __str__(self) -> str:
-        return str(self.get_agent_display())
+        return self.agent

@@ -12,10 +12,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from chat.core.agents import agent_named
 from chat.core.errors import ChatError
 from chat.core.metadata import MessageMetadata
 from chat.core.models import (
-    AgentKind,
     ApiToken,
     Conversation,
     Event,
@@ -79,13 +79,7 @@ def event_prune_deltas(*, older_than: float) -> int:
 def conversation_create(
     *, owner: User, title: str = "", agent: str | None = None, language: str = "en"
 ) -> Conversation:
-    agent = agent or settings.CHAT_DEFAULT_AGENT
-    if agent not in AgentKind.values:
-        raise ChatError(
-            "agent_invalid",
-            _("Unknown agent “%(agent)s”. Choose one of: %(choices)s.")
-            % {"agent": agent, "choices": ", ".join(AgentKind.values)},
-        )
+    agent = agent_named(agent or settings.CHAT_DEFAULT_AGENT).name  # 400 `agent_invalid`
     title = (title or "").strip()[:200]
     lang = "zh-hans" if language.lower().startswith("zh") else "en"
     return Conversation.objects.create(owner=owner, title=title, agent=agent, language=lang)

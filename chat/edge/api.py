@@ -20,7 +20,7 @@ from pydantic import ConfigDict, field_validator
 from chat import usecases
 from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import AgentKind, Conversation, Message, Role
+from chat.core.models import Conversation, Message, Role
 from chat.edge.apibase import (
     ApiJson,
     ApiTokenAuth,
@@ -42,11 +42,11 @@ TOOL_CALL_ID_MAX = 200  # Message.tool_call_id's max_length
 
 class ConversationIn(RequestSchema):
     title: str = Field("", description="Shown in the sidebar (cut to 200 characters).")
-    agent: AgentKind = Field(
-        AgentKind.EXTERNAL,
-        strict=False,
-        description="Who answers user messages: `external` (nobody: the runtime posts the "
-        "replies), `openai`, `scripted`, `intake`.",
+    agent: str = Field(
+        "external",
+        description="Who answers user messages: one of the server's agents (`CHAT_AGENTS`; "
+        "another name is refused with `agent_invalid`). Built in: `external` (nobody: the "
+        "runtime posts the replies), `openai`, `scripted`, `intake`, `echo`.",
     )
     field_codes: ClassVar[dict[str, str]] = {"agent": "agent_invalid"}
 
@@ -145,7 +145,7 @@ def conversation_create(
     conversation = services.conversation_create(
         owner=signed_in(request),
         title=body.title,
-        agent=body.agent.value,
+        agent=body.agent,  # the registry's check: 400 `agent_invalid`
         language=request.LANGUAGE_CODE,
     )
     url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))

@@ -1,6 +1,6 @@
 """The Django side of a turn: context in, loop events out to the database and the stream.
 
-`scripted_turn` and `openai_turn` are registered in `runner.AGENTS`. Each builds the
+`scripted_turn` and `openai_turn` are agents' turns (chat.runs.agents). Each builds the
 model context, drives `loop.run_loop` and hands every event to a `RunSink`, which
 persists messages (tool calls in OpenAI format on the assistant message, each result
 as a `tool` message with the JSON result) and emits `text_delta`, `tool_call` and

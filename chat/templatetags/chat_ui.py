@@ -6,19 +6,20 @@ from django import template
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 
+from chat.core.agents import Agent, agent_get
+from chat.core.agents import agent_label as agent_label_of
 from chat.core.demo import DemoLogin, demo_login_shown
 from chat.core.stream_events import EVENT_NAMES
-from chat.edge.page import llm_configured
-from chat.usecases import agent_name
 from questionnaires.registry import static_files
 
 register = template.Library()
 
 
 @register.simple_tag
-def llm_ready() -> bool:
-    """`{% llm_ready as ready %}`: can the OpenAI-compatible agent answer at all?"""
-    return llm_configured()
+def agent_info(name: str) -> Agent | None:
+    """`{% agent_info conversation.agent as agent %}`: the registered agent of that name (its
+    words, `agent.ready`, its notice), or None when it is no longer registered."""
+    return agent_get(name)
 
 
 @register.simple_tag
@@ -44,4 +45,4 @@ def demo_login() -> DemoLogin | None:
 @register.filter
 def agent_label(agent: str) -> str:
     """`{{ conversation.agent|agent_label }}`: the agent's short, human name."""
-    return agent_name(agent)
+    return agent_label_of(agent)
