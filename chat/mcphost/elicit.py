@@ -1,26 +1,41 @@
-"""The one adapter between the MCP host and the elicitation card kind.
+"""The one adapter between the MCP host and the card kind that answers MCP servers'
+elicitation requests.
 
-`backend()` finds `questionnaires.elicitations.services` (tests replace it);
-`open_arguments` turns a server's `elicitation/create` parameters (form or URL mode) into
-the arguments of `elicitation_open`. The 2026-07-28 path (chat.mcphost.calling) opens
-cards for a round's input requests; the session host (chat.mcphost.host) opens them for a
-2025-11-25 server's requests mid-call and hands the answers back.
+`backend()` is the module the registered kind names (`Kind.mcp_elicitation`,
+questionnaires.registry), typed by `Backend`: what the host calls of it. None when no
+registered kind answers elicitations (the host then refuses them). `open_arguments` turns a
+server's `elicitation/create` parameters (form or URL mode) into the arguments of
+`elicitation_open`. The 2026-07-28 path (chat.mcphost.calling) opens cards for a round's
+input requests; the session host (chat.mcphost.host) opens them for a 2025-11-25 server's
+requests mid-call and hands the answers back.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import Any, Protocol, cast
 
 import mcp_types as types
 
+from questionnaires import registry
 
-def backend() -> Any | None:
-    """The elicitation services module, or None where it is not installed."""
-    try:
-        from questionnaires.elicitations import services
-    except ImportError:
-        return None
-    return services
+
+class Backend(Protocol):
+    """What the MCP host calls of the kind answering elicitations (its services module)."""
+
+    ElicitationRefused: type[Exception]
+
+    def elicitation_open(self, **arguments: Any) -> Any: ...
+    def elicitation_complete(self, *args: Any, **kwargs: Any) -> Any: ...
+    def elicitations_settled(self, *args: Any, **kwargs: Any) -> Any: ...
+    def elicitations_end(self, *args: Any, **kwargs: Any) -> Any: ...
+    def elicitations_resolve_links(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def backend() -> Backend | None:
+    """The registered kind's elicitation module, or None where no kind answers them."""
+    path = registry.mcp_elicitation()
+    return cast(Backend, import_module(path)) if path else None
 
 
 def open_arguments(
