@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
@@ -163,7 +164,7 @@ def waits_close_answered(*, conversation: Conversation, message: Message | None 
     layer above; e.g. the other asks of an ask's turn stay open, asked one at a time)."""
     open_ = Wait.objects.filter(conversation_id=conversation.pk, status=WaitStatus.OPEN)
     answered = import_string(settings.WAITS_ANSWERED)
-    waiting = answered(open_, conversation=conversation, message=message)
+    waiting: QuerySet[Wait] = answered(open_, conversation=conversation, message=message)
     if tracing.enabled():  # each wait's span, from when it opened (one query more)
         for kind, created, parent in waiting.values_list("kind", "created_at", "trace_context"):
             _closed(kind, WaitStatus.ANSWERED, created, parent)

@@ -17,13 +17,14 @@ from typing import Any, Protocol, cast
 
 import mcp_types as types
 
+from chat.core.errors import ChatError
 from questionnaires import registry
 
 
 class Backend(Protocol):
     """What the MCP host calls of the kind answering elicitations (its services module)."""
 
-    ElicitationRefused: type[Exception]
+    ElicitationRefused: type[ChatError]  # a refused request (its code and message)
 
     def elicitation_open(self, **arguments: Any) -> Any: ...
     def elicitation_complete(self, *args: Any, **kwargs: Any) -> Any: ...
