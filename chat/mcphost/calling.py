@@ -338,9 +338,8 @@ def _responses(call: McpCall) -> types.InputResponses | None:
         outcome = settled.get(card)
         if outcome is None:
             return None
-        responses[key] = types.ElicitResult(
-            action=outcome.action, content=outcome.content, _meta=outcome.meta
-        )
+        answer = {"action": outcome.action, "content": outcome.content, "_meta": outcome.meta}
+        responses[key] = types.ElicitResult.model_validate(answer)
     return responses
 
 

@@ -12,6 +12,7 @@ requests mid-call and hands the answers back.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from importlib import import_module
 from typing import Any, Protocol, cast
 
@@ -19,6 +20,25 @@ import mcp_types as types
 
 from chat.core.errors import ChatError
 from questionnaires import registry
+from questionnaires.protocol.jsontypes import Json
+
+
+class Card(Protocol):
+    """The card a request opened (its row)."""
+
+    @property
+    def pk(self) -> int: ...
+
+
+class Outcome(Protocol):
+    """A settled card's answer, as the server gets it (`ElicitResult`)."""
+
+    @property
+    def action(self) -> str: ...  # "accept" | "decline" | "cancel"
+    @property
+    def content(self) -> dict[str, Json] | None: ...
+    @property
+    def meta(self) -> dict[str, Json] | None: ...
 
 
 class Backend(Protocol):
@@ -26,11 +46,33 @@ class Backend(Protocol):
 
     ElicitationRefused: type[ChatError]  # a refused request (its code and message)
 
-    def elicitation_open(self, **arguments: Any) -> Any: ...
-    def elicitation_complete(self, *args: Any, **kwargs: Any) -> Any: ...
-    def elicitations_settled(self, *args: Any, **kwargs: Any) -> Any: ...
-    def elicitations_end(self, *args: Any, **kwargs: Any) -> Any: ...
-    def elicitations_resolve_links(self, *args: Any, **kwargs: Any) -> Any: ...
+    def elicitation_open(
+        self,
+        *,
+        conversation_id: int,
+        run_id: int | None,
+        server_name: str,
+        tool_name: str,
+        tool_call_id: str,
+        mode: str,
+        message: str,
+        requested_schema: Mapping[str, object] | None = None,
+        url: str | None = None,
+        remote_id: str | None = None,
+        input_key: str = "",
+        resumes_run: bool = False,
+        session_ref: str = "",
+    ) -> Card: ...
+    def elicitation_complete(
+        self, *, conversation_id: int, remote_id: str, session_ref: str
+    ) -> bool: ...
+    def elicitations_settled(self, ids: Iterable[int]) -> Mapping[int, Outcome]: ...
+    def elicitations_end(
+        self, *, run_id: int, tool_call_id: str | None = None, code: str
+    ) -> int: ...
+    def elicitations_resolve_links(
+        self, *, run_id: int, tool_call_id: str, success: bool
+    ) -> None: ...
 
 
 def backend() -> Backend | None:
