@@ -11,7 +11,10 @@ iterates this registry instead:
   waits, every other input — typed text, another card, a slot edit — is refused alike;
 - the model's context (`chat.agent.context`): which messages the model never reads, and how
   an answer reads to it;
-- the base template (each kind's static files) and `chat/urls.py` (its URL patterns).
+- the base template (each kind's static files) and `chat/urls.py` (its URL patterns);
+- waits (`chat.core.waits`, `chat.runs`): which waits an answer closes, the wait a turn
+  opens, what the reaper and Stop do to its cards; the MCP host's elicitation backend;
+  its analytics source and its admin (the block at the end; docs/kinds.md).
 
 The registry imports no kind: kinds are loaded by their dotted path on first use, so a kind may
 use the registry (the rule across kinds) without an import circle, and a kind that is not
