@@ -239,3 +239,20 @@ def test_a_kind_name_must_fit_the_wait_and_analytics_columns(settings):
 
 
 TWIN_long = _twin(name="a_name_too_long", draft_prefix="long")
+
+
+def test_manage_py_check_reports_a_kind_hook_that_does_not_load(settings):
+    from questionnaires.apps import kinds_check
+
+    settings.QUESTIONNAIRE_KINDS = [TOY, "tests.questionnaires.test_registry.TWIN_hooks"]
+    errors = kinds_check()
+    assert [e.id for e in errors] == ["questionnaires.E002", "questionnaires.E002"]
+    assert "twin.analytics" in errors[0].msg and "twin.admin" in errors[1].msg
+
+
+TWIN_hooks = _twin(
+    name="twin",
+    draft_prefix="twin",
+    analytics="tests.support.toy_kind.kind",  # no SOURCE
+    admin="tests.support.toy_kind.nowhere",
+)
