@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -16,7 +17,6 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from chat.core.agents import agent_choices, agent_label, model_agents
-from chat.core.metadata import intake_state, state_of
 from chat.core.models import (
     ApiToken,
     Conversation,
@@ -37,7 +37,7 @@ from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
-from questionnaires.asks.state import state_view
+from questionnaires import registry
 from questionnaires.registry import questions_asked
 
 admin.site.site_header = _("Questionnaire chat · administration")
@@ -147,10 +147,15 @@ class ConversationAdmin(admin.ModelAdmin):
         "updated_at",
         "token_usage",
         "question_budget",
-        "consultation_state",
         "transcript",
     )
     inlines = [RunInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
+        """Ours, with each kind's sections of a conversation before the transcript (e.g.
+        the asks' consultation state: `CONVERSATION_FIELDS` of its admin module)."""
+        fields: list[Any] = list(super().get_readonly_fields(request, obj))
+        return [*fields[:-1], *registry.admin_conversation_fields(), *fields[-1:]]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
         queryset: QuerySet[Conversation] = super().get_queryset(request)
@@ -217,33 +222,6 @@ class ConversationAdmin(admin.ModelAdmin):
             else ""
         )
         return format_html('{}<table class="qc-admin-transcript">{}</table>', more, rows)
-
-    @admin.display(description=_("Consultation state"))
-    def consultation_state(self, obj: Conversation) -> str:
-        """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
-
-        view = state_view(state_of(obj))
-        rows = format_html_join(
-            "",
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    name,
-                    view["display"].get(name, value),
-                    view["confidence"].get(name, ""),
-                    view["raw_text"].get(name, ""),
-                )
-                for name, value in view["consultation_state"].items()
-            ),
-        )
-        return format_html(
-            "<table><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>{}</table>"
-            "<p>{}: {}</p><p>{}: {}</p><p>{}: {}</p>",
-            _("Field"), _("Value"), _("Confidence"), _("Raw text"), rows,
-            _("Missing"), ", ".join(view["missing_slots"]) or "—",
-            _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
-            _("Intake"), intake_state(obj) or "—",
-        )  # fmt: skip
 
 
 @admin.register(QuestionBudget)

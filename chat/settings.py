@@ -418,6 +418,9 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
 # What starts a run the core queued (a dotted path, like Django's backends): the runs
 # package, a layer above the core, which the core therefore never imports.
 RUN_STARTER = "chat.runs.dispatch.run_dispatch"
+# Which of a conversation's open waits a person's new message answers (the kinds say: the
+# kind registry, also a layer above the core).
+WAITS_ANSWERED = "questionnaires.registry.waits_answered"
 # Runs one Celery worker executes at once (its prefork pool size).
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery

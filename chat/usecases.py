@@ -20,7 +20,11 @@ from chat.core.services import (
     conversation_rename,
 )
 from chat.runs.dispatch import run_dispatch
-from questionnaires.asks.definitions import conversation_definition, definition_ids
+from questionnaires.asks.definitions import (
+    conversation_definition,
+    definition_choices,
+    definition_ids,
+)
 from questionnaires.forms.answers import interactive_form_answer
 from questionnaires.registry import input_refuse_if_waiting
 
@@ -39,6 +43,11 @@ def agent_open(*, conversation: Conversation) -> Run | None:
     else:
         run_start(run_id=run.pk)
     return run
+
+
+def intake_choices(language: str) -> list[tuple[str, str]]:
+    """The intake topics a person may start with (the home page's menu), in `language`."""
+    return definition_choices(language)
 
 
 def intake_begin(*, conversation: Conversation, definition_id: str = "") -> Run | None:

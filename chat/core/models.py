@@ -206,17 +206,11 @@ class RunAttempt(models.Model):
         return f"Run {self.run_id} attempt {self.number} ({self.outcome})"
 
 
-class WaitKind(models.TextChoices):
-    INLINE = "inline", _("Inline questionnaire")
-    FORM = "form", _("Deferred form")
-    ASK = "ask", _("Structured ask")
-    ELICITATION = "elicitation", _("MCP elicitation")
-    # Not a person: a tool call the MCP session host executes for a suspended run.
-    MCP_CALL = "mcp_call", _("MCP call in the session host")
-
-
-# Kinds that wait for a person (the per-user and per-conversation limits count these).
-PERSON_WAITS = (WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK, WaitKind.ELICITATION)
+# A wait's kind is a registered card kind's name (questionnaires.registry checks it when
+# the wait opens: no list of kinds here, nor a migration per kind), every one of which
+# waits for a person (the per-user and per-conversation limits count them) — or this:
+# not a person, a tool call the MCP session host executes for a suspended run.
+MCP_CALL_WAIT = "mcp_call"
 
 
 class WaitStatus(models.TextChoices):
@@ -244,7 +238,7 @@ class Wait(models.Model):
     run = models.ForeignKey(
         Run, null=True, blank=True, on_delete=models.CASCADE, related_name="waits"
     )
-    kind = models.CharField(max_length=12, choices=WaitKind.choices)
+    kind = models.CharField(max_length=12)  # a kind's name, or MCP_CALL_WAIT
     # The kind's row, e.g. "elicitation:12" (unique: one wait per card).
     ref = models.CharField(max_length=80, unique=True)
     tool_call_id = models.CharField(max_length=200, blank=True)
