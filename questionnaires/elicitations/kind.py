@@ -7,7 +7,11 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
-from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
+from questionnaires.elicitations.selectors import (
+    elicitation_locate,
+    elicitation_open_for_drafts,
+    elicitation_waiting,
+)
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
@@ -19,6 +23,7 @@ KIND = Kind(
     draft_open=elicitation_open_for_drafts,
     waiting=elicitation_waiting,
     run_effect=RunEffect.HOLDS_RUN,
+    locate=elicitation_locate,
     model_sees=False,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
