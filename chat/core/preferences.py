@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
@@ -31,4 +32,4 @@ def notify_set(user: AbstractBaseUser, *, mode: str, email: str) -> None:
     """Save the person's notification choice and the address it goes to."""
     with transaction.atomic():
         UserPreferences.objects.update_or_create(user_id=user.pk, defaults={"notify": mode})
-        type(user).objects.filter(pk=user.pk).update(email=email)
+        get_user_model().objects.filter(pk=user.pk).update(email=email)

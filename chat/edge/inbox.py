@@ -103,7 +103,10 @@ def inbox_answer(request: HtmxRequest) -> HttpResponse:
         )
     except ChatError as refused:
         context = _list_context(request, conversation_id, kind)
-        context.update(refusal=refused, refused_ref=post.get("ref", ""))
+        ref = post.get("ref", "")
+        listed = any(i.ref == ref for i in context["items"])  # type: ignore[attr-defined]
+        # On its item while it is listed; above the list once it is gone.
+        context.update(refusal=refused, refused_ref=ref if listed else "")
         if request.htmx:
             return render(request, "chat/inbox.html#list", context, status=refused.status)
         context["sidebar"] = sidebar(user=signed_in(request))
