@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -30,16 +30,16 @@ from chat.inbox.models import AnswerLink
 from questionnaires.registry import kinds
 
 
+def _kind_choices() -> list[tuple[str, str]]:
+    return [("", "")] + [(k.name, k.name) for k in kinds()]
+
+
 class InboxFilter(forms.Form):
-    c = forms.IntegerField(required=False, min_value=1)
-    k = forms.ChoiceField(required=False)
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["k"].choices = [("", "")] + [(k.name, k.name) for k in kinds()]
+    c = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    k = forms.ChoiceField(required=False, choices=_kind_choices)
 
 
-def _filters(data: object) -> tuple[int | None, str]:
+def _filters(data: QueryDict) -> tuple[int | None, str]:
     form = InboxFilter(data)
     if not form.is_valid():
         raise ChatError("inbox_filter_invalid", _("That filter is not one of the choices offered."))

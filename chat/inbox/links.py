@@ -52,8 +52,10 @@ def _row(token: str) -> AnswerLink:
             status=403,
         ) from None
     pk, nonce = (data.get("l"), data.get("n")) if isinstance(data, dict) else (None, None)
-    link = AnswerLink.objects.select_related("wait__conversation").filter(pk=pk, nonce=nonce)
-    found = link.first() if isinstance(pk, int) and isinstance(nonce, str) else None
+    found = None
+    if isinstance(pk, int) and isinstance(nonce, str):
+        rows = AnswerLink.objects.select_related("wait__conversation")
+        found = rows.filter(pk=pk, nonce=nonce).first()
     if found is None:
         raise LinkRefused("answer_link_unknown", _("This link no longer exists."), status=404)
     return found

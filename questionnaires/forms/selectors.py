@@ -84,7 +84,7 @@ def form_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
     form = InteractiveForm.objects.filter(
         pk=int(pk), conversation_id=conversation.pk, status=FormStatus.PENDING
     ).first()
-    if form is None:
+    if form is None or form.message_id is None:
         return None
     questions = form_questions(form.render_payload)
     title = (
