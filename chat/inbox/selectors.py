@@ -14,12 +14,13 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Count, Max, QuerySet
 from django.urls import reverse
+from django.utils import timezone
 
 from chat.core.models import PERSON_WAITS, Conversation, Wait, WaitStatus
 from questionnaires.registry import Choice, Kind, kind_named, kinds
@@ -44,6 +45,10 @@ class InboxItem:
     url: str  # the deep link: the conversation page, at the card
     anchor: str
     choices: tuple[Choice, ...]
+
+    @property
+    def asked_just_now(self) -> bool:
+        return timezone.now() - self.since < timedelta(minutes=1)
 
     @property
     def shown(self) -> str:

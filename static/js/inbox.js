@@ -28,6 +28,13 @@
   window.setInterval(tick, 1000);
   document.addEventListener("htmx:afterSettle", tick);
 
+  // --- the live list: its poll waits while the person is in it (a swap would take the focus)
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    var list = evt.detail.elt;
+    if (list && list.id === "inbox-list" && evt.detail.requestConfig.verb === "get" &&
+        list.contains(document.activeElement)) evt.preventDefault();
+  });
+
   // --- the count: the menu button's dot, and browser notifications ------------------------
   function badge() {
     var link = document.getElementById("inbox-link");
@@ -46,7 +53,12 @@
       shown.onclick = function () { window.focus(); window.location.assign(n.url); shown.close(); };
     });
   }
-  document.addEventListener("DOMContentLoaded", badge);
+  document.addEventListener("DOMContentLoaded", function () {
+    badge();
+    // Say at once that this tab is open (no email about a question it already shows).
+    var link = document.getElementById("inbox-link");
+    if (link && window.htmx) window.htmx.trigger(link, "inbox:poll");
+  });
   document.addEventListener("htmx:afterSettle", function (evt) {
     if (evt.detail.elt && evt.detail.elt.id === "inbox-link") badge();
   });
