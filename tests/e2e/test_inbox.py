@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ print(json.dumps([knee.pk, lunch.pk, pain.pk, yes.pk]))
 @pytest.fixture
 def person(server):
     """A person of their own (the shared users' inboxes fill up across tests)."""
-    name = f"ivy{os.getpid()}"
+    name = f"ivy{uuid.uuid4().hex[:8]}"  # each test its own, so counts never add up
     ids = server.json(SETUP.format(name=name, password=PASSWORD))
     return name, ids
 
@@ -118,3 +119,19 @@ def _shots(page, name: str) -> None:
             page.screenshot(path=f"{out}/{name}-en-{width}-{theme}.png")
     page.set_viewport_size({"width": 1280, "height": 800})
     page.emulate_media(color_scheme="light")
+
+
+def test_the_inbox_in_simplified_chinese(browser, server, person):
+    name, _ids = person
+    context = browser.new_context(locale="zh-CN", viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    login(page, server, name)
+    page.goto(server.url + "/inbox/")
+    expect(page.locator("h1")).to_have_text("等你回答的问题")
+    expect(page.locator(".inbox-item").first).to_contain_text("提问于")
+    expect(page.locator(".menu-btn").first).to_have_attribute("data-inbox-waiting", "")
+    if os.environ.get("SCREENSHOTS_DIR"):
+        for theme in ("light", "dark"):
+            page.emulate_media(color_scheme=theme)
+            page.screenshot(path=f"{os.environ['SCREENSHOTS_DIR']}/inbox-zh-hans-360-{theme}.png")
+    context.close()
