@@ -3,7 +3,9 @@ notification settings (docs/inbox.md). Thin: one service or selector call each."
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django import forms
@@ -64,7 +66,25 @@ def _list_context(
     }
 
 
-@login_required
+# htmx stops polling on this status: a poll whose session is gone must not swap the login
+# page into the sidebar or the list (the next full page load goes to the login).
+STOP_POLLING = 286
+
+
+def _polling(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """`login_required`, except that an htmx poll of a signed-out tab stops polling."""
+    guarded = login_required(view)
+
+    @functools.wraps(view)
+    def wrapper(request: HtmxRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if request.htmx and not request.user.is_authenticated:
+            return HttpResponse(status=STOP_POLLING)
+        return guarded(request, *args, **kwargs)
+
+    return wrapper
+
+
+@_polling
 @require_GET
 def inbox_page(request: HtmxRequest) -> HttpResponse:
     """Every question waiting for the person, newest first; `?c=` one conversation, `?k=`
@@ -121,7 +141,7 @@ def inbox_answer(request: HtmxRequest) -> HttpResponse:
     return redirect(reverse("chat:inbox") + (f"?{query}" if query else ""))
 
 
-@login_required
+@_polling
 @require_GET
 def inbox_badge(request: HtmxRequest) -> HttpResponse:
     """The shell's live count, polled by every tab every INBOX_POLL_SECONDS: the tab says

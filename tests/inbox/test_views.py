@@ -208,3 +208,9 @@ def test_pages_need_a_login(client):
     for url in (INBOX, reverse("chat:notify_settings"), reverse("chat:inbox_badge")):
         response = client.get(url)
         assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_signed_out_tabs_poll_stops_instead_of_swapping_in_the_login_page(client):
+    for url in (INBOX, reverse("chat:inbox_badge")):
+        response = client.get(url, HTTP_HX_REQUEST="true")
+        assert response.status_code == 286 and response.content == b""
