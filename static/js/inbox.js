@@ -60,7 +60,14 @@
     if (link && window.htmx) window.htmx.trigger(link, "inbox:poll");
   });
   document.addEventListener("htmx:afterSettle", function (evt) {
-    if (evt.detail.elt && evt.detail.elt.id === "inbox-link") badge();
+    var elt = evt.detail.elt;
+    if (elt && elt.id === "inbox-link") badge();
+    // an answer given in the inbox: the count follows at once, not at the next poll
+    if (elt && elt.id === "inbox-list" && evt.detail.requestConfig &&
+        evt.detail.requestConfig.verb === "post") {
+      var link = document.getElementById("inbox-link");
+      if (link && window.htmx) window.htmx.trigger(link, "inbox:poll");
+    }
   });
 
   // --- the settings page: ask for permission only when the person clicks -----------------

@@ -76,6 +76,7 @@ def test_inbox_lists_both_conversations_deep_links_and_answers_in_place(browser,
     item.get_by_role("button", name="Yes").click()
     expect(page.locator(".inbox-done")).to_contain_text("Answered “Soup today?”: Yes")
     expect(page.locator(".inbox-item")).to_have_count(1)
+    expect(page.locator("#inbox-link .inbox-count")).to_contain_text("1")  # at once
     recorded = server.json(
         "import json\nfrom questionnaires.asks.models import StructuredAnswer\n"
         f"a = StructuredAnswer.objects.get(ask_message_id={yes})\n"
