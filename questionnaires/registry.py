@@ -174,6 +174,9 @@ class Whereabouts:
     anchor: str
     title: str
     asker: str = ""
+    # Waiting behind an earlier question (asks of one turn come one at a time): listed, but
+    # answered only once its turn comes, on its card.
+    queued: bool = False
 
 
 class Resolve(Protocol):

@@ -44,7 +44,8 @@ class InboxItem:
     deadline: datetime
     url: str  # the deep link: the conversation page, at the card
     anchor: str
-    choices: tuple[Choice, ...]
+    choices: tuple[Choice, ...]  # one-click answers (none while queued)
+    queued: bool = False  # behind an earlier question of its turn
 
     @property
     def asked_just_now(self) -> bool:
@@ -119,6 +120,7 @@ def _item(wait: Wait) -> InboxItem:
         except Exception:  # one broken card must not take the inbox down with it
             logger.exception("inbox: %s could not be described", wait.ref)
     label = str(kind.label) if kind is not None else wait.get_kind_display()
+    queued = where is not None and where.queued
     url = reverse("chat:conversation", args=[conversation.pk])
     anchor = where.anchor if where is not None else ""
     return InboxItem(
@@ -136,7 +138,8 @@ def _item(wait: Wait) -> InboxItem:
         deadline=wait.deadline,
         url=f"{url}#{anchor}" if anchor else url,
         anchor=anchor,
-        choices=pending.choices if pending is not None and kind and kind.resolve else (),
+        choices=pending.choices if pending and kind and kind.resolve and not queued else (),
+        queued=queued,
     )
 
 

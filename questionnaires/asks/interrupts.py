@@ -12,6 +12,7 @@ from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import services
 from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.presenter import ask_views
 from questionnaires.protocol.ask_payload import MAX_TEXT, AskPayload
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.registry import Choice, Pending, Whereabouts
@@ -97,8 +98,12 @@ def ask_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
     if found is None:
         return None
     message, ask = found
+    view = ask_views(conversation=conversation, messages=[message]).get(message.pk)
     return Whereabouts(
-        message_id=message.pk, anchor=f"ask-{message.pk}", title=ask.get("question", "")
+        message_id=message.pk,
+        anchor=f"ask-{message.pk}",
+        title=ask.get("question", ""),
+        queued=bool(view and view.queued),
     )
 
 

@@ -68,3 +68,14 @@ def test_forms_and_elicitations_are_listed_with_who_asks(user, external):
     assert kinds["elicitation"].asker == "demo"
     assert kinds["elicitation"].title == "Who is coming?"
     assert kinds["elicitation"].choices == () and kinds["form"].choices == ()
+
+
+def test_asks_of_one_turn_the_later_ones_are_queued_and_not_answerable_in_place(user, ask):
+    from chat.inbox.selectors import inbox_items
+
+    first = ask(turn_id="turn_9")
+    second = ask(YESNO, turn_id="turn_9")
+    items = {i.ref: i for i in inbox_items(user=user)}
+    now, later = items[f"ask:{first.pk}"], items[f"ask:{second.pk}"]
+    assert not now.queued and now.choices
+    assert later.queued and later.choices == ()
