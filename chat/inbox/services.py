@@ -59,9 +59,12 @@ def inbox_answer(
 def presence_note(*, user: User, conversation_id: int | None) -> None:
     """A tab of `user` is open (on `conversation_id`'s page, when given)."""
     now = timezone.now()
-    for where in {0, conversation_id or 0}:
-        Presence.objects.update_or_create(
-            user_id=user.pk, conversation_id=where, defaults={"seen_at": now}
+    where = {0, conversation_id or 0}
+    mine = Presence.objects.filter(user_id=user.pk, conversation_id__in=where)
+    if mine.update(seen_at=now) < len(where):  # one UPDATE per poll, an INSERT the first time
+        Presence.objects.bulk_create(
+            [Presence(user_id=user.pk, conversation_id=w, seen_at=now) for w in where],
+            ignore_conflicts=True,
         )
 
 
