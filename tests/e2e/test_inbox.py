@@ -62,6 +62,13 @@ def test_inbox_lists_both_conversations_deep_links_and_answers_in_place(browser,
     # with JavaScript the deadline counts down ("in 23 hours"), without it is a date
     expect(items.nth(0).locator("time[data-countdown]")).to_contain_text("in ")
     _shots(page, "inbox")
+    if os.environ.get("SCREENSHOTS_DIR"):
+        page.goto(server.url + "/settings/notifications")
+        expect(page.locator("[data-notify-ask]")).to_be_visible()  # asked only on a click
+        _shots(page, "notify-settings")
+        page.goto(server.url + "/inbox/a/forged/")
+        _shots(page, "answer-link-refused")
+        page.goto(server.url + "/inbox/")
 
     # the deep link: its conversation, the card scrolled into view and marked
     items.nth(1).locator("[data-inbox-open]").click()
