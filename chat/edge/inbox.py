@@ -164,8 +164,8 @@ def _badge(user: User, current: int, after: int | None) -> dict[str, object]:
     notices = []
     if after is not None and notify_mode(user_id=user.pk) == NotifyMode.IMMEDIATE:
         for wait, item in selectors.inbox_opened_after(user=user, after=after):
-            if item.conversation_id == current:
-                continue  # this tab shows it
+            if item.conversation_id == current or item.queued:
+                continue  # this tab shows it; or it comes after one already notified
             link = answer_link_create(wait=wait, channel=AnswerLink.Channel.BROWSER)
             notices.append(
                 {"tag": item.ref, "title": item.title, "body": item.conversation_title, "url": link}

@@ -51,6 +51,8 @@ def wait_opened(*, wait_id: int) -> bool:
     if presence_on(user_id=owner.pk, conversation_id=wait.conversation_id):
         return False  # they are looking at it
     item = inbox_item_of_wait(wait=wait)
+    if item.queued:
+        return False  # behind a question of its turn the person hears of already
     link = answer_link_create(wait=wait, channel=AnswerLink.Channel.EMAIL)
     with translation.override(wait.conversation.language or settings.LANGUAGE_CODE):
         subject = _("A question is waiting for you: %(title)s") % {"title": _short(item.title)}

@@ -254,3 +254,15 @@ def test_the_email_is_in_the_conversations_language(
         )
     [sent] = mail.outbox
     assert "疼吗？" in sent.subject and "有一个问题在等你回答" in sent.subject
+
+
+def test_one_email_for_a_turns_asks_not_one_per_queued_question(
+    immediate, ask, django_capture_on_commit_callbacks
+):
+    from tests.inbox.conftest import YESNO
+
+    with django_capture_on_commit_callbacks(execute=True):
+        ask(turn_id="turn_5")
+    with django_capture_on_commit_callbacks(execute=True):
+        ask(YESNO, turn_id="turn_5")  # asked after the first is answered: queued till then
+    assert len(mail.outbox) == 1
