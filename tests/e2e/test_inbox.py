@@ -143,3 +143,47 @@ def test_the_inbox_in_simplified_chinese(browser, server, person):
             page.emulate_media(color_scheme=theme)
             page.screenshot(path=f"{os.environ['SCREENSHOTS_DIR']}/inbox-zh-hans-360-{theme}.png")
     context.close()
+
+
+NOTIFICATION_STUB = """
+window.__notes = [];
+window.Notification = function (title, options) {
+  window.__notes.push({title: title, body: options.body, tag: options.tag});
+  this.close = function () {};
+};
+window.Notification.permission = "granted";
+window.Notification.requestPermission = function () { return Promise.resolve("granted"); };
+"""
+
+
+def test_a_question_opened_elsewhere_shows_a_browser_notification_with_its_link(
+    browser, server, person
+):
+    name, (knee, _lunch, _pain, _yes) = person
+    server.shell(
+        "from django.contrib.auth.models import User\n"
+        "from chat.core.preferences import notify_set\n"
+        f"notify_set(User.objects.get(username={name!r}), mode='immediate', email='')"
+    )
+    context = browser.new_context(locale="en-US")
+    context.add_init_script(NOTIFICATION_STUB)
+    page = context.new_page()
+    login(page, server, name)
+    page.goto(server.url + "/inbox/")
+    expect(page.locator("#inbox-link")).to_have_attribute("data-count", "2")
+    server.shell(
+        "from chat.core.models import Conversation\n"
+        "from questionnaires.asks.services import ask_create\n"
+        f"ask_create(conversation=Conversation.objects.get(pk={knee}), turn_id='t9',"
+        " payload={'question': 'Ice or heat?', 'field': 'care', 'options': ["
+        "{'label': 'Ice', 'value': 'ice'}, {'label': 'Heat', 'value': 'heat'}]})"
+    )
+    page.evaluate("htmx.trigger('#inbox-link', 'inbox:poll')")
+    expect(page.locator("#inbox-link")).to_have_attribute("data-count", "3")
+    page.wait_for_function("window.__notes.length > 0")  # shown once the swap settled
+    notes = page.evaluate("window.__notes")
+    assert [n["title"] for n in notes] == ["Ice or heat?"]
+    assert notes[0]["body"] == "Knee check" and notes[0]["tag"].startswith("ask:")
+    url = page.locator("#inbox-link").get_attribute("data-notices")
+    assert "/inbox/a/" in url  # the notification opens the card through its own link
+    context.close()
