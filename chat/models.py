@@ -18,11 +18,13 @@ from chat.core.models import (
     UserPreferences,
     Wait,
 )
+from chat.inbox.models import AnswerLink, Presence
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.skills.models import Skill
 
 __all__ = [
+    "AnswerLink",
     "ApiToken",
     "Conversation",
     "Event",
@@ -32,6 +34,7 @@ __all__ = [
     "McpServerState",
     "Message",
     "ModelUsage",
+    "Presence",
     "QuestionBudget",
     "Role",
     "Run",

@@ -94,6 +94,11 @@ INSTALLED_APPS = [
     "axes",
 ]
 
+# Called (dotted paths, with `wait_id=`) after a wait for a person is committed: the
+# inbox's notifications (chat.inbox.notify). Named here, like the kinds, because the
+# waits (chat.core) sit below everything that knows how to tell a person.
+WAIT_OPENED_HOOKS = ["chat.inbox.notify.wait_opened"]
+
 # Ways of asking (questionnaires.registry): one line per kind, in the order their cards show
 # on a message. A kind's subpackage holds everything else (see docs/architecture.md, "A way of asking").
 QUESTIONNAIRE_KINDS = [
@@ -625,4 +630,32 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Login sessions past their expiry (Django's clearsessions).
     "sessions-clear": {"task": "chat.sessions_clear", "schedule": 86400.0},
+    # The inbox's digest email to the people who chose it (chat.inbox.notify).
+    "inbox-digest": {
+        "task": "chat.inbox_digest",
+        "schedule": float(os.environ.get("INBOX_DIGEST_SECONDS", "3600")),
+    },
 }
+
+# --- The inbox and notifications (docs/inbox.md) -----------------------------------------
+# Every tab polls the inbox's count this often (seconds); a tab that polled within
+# INBOX_PRESENCE_SECONDS counts as open (on its conversation, if it shows one).
+INBOX_POLL_SECONDS = int(os.environ.get("INBOX_POLL_SECONDS", "15"))
+INBOX_PRESENCE_SECONDS = int(os.environ.get("INBOX_PRESENCE_SECONDS", "45"))
+# An answer link works at most this long (seconds), and never past its question's end.
+INBOX_LINK_MAX_AGE = int(os.environ.get("INBOX_LINK_MAX_AGE", str(7 * 24 * 3600)))
+# Absolute links in emails: the address people open the app at.
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Email: the console (printed by `make run`) unless an SMTP host is set.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", bool(EMAIL_HOST))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Questionnaire chat <chat@localhost>")

@@ -157,6 +157,32 @@ class Pending:
     message: str
     response_schema: Mapping[str, object]
     tool_call_id: str = ""
+    # A short question (one single choice, a yes/no) answered with one click: each choice's
+    # label and the `resolve` payload it sends (the inbox answers in place with these).
+    choices: tuple[Choice, ...] = ()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One click that answers a short question: what the button says, what `resolve` gets."""
+
+    label: str
+    payload: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where a waiting question is, for people who look for it (the inbox, notifications):
+    the message its card is attached to, the card's DOM id (the page's anchor), the question
+    as shown, and who asks when it is not the conversation's agent (an MCP server's name)."""
+
+    message_id: int
+    anchor: str
+    title: str
+    asker: str = ""
+    # Waiting behind an earlier question (asks of one turn come one at a time): listed, but
+    # answered only once its turn comes, on its card.
+    queued: bool = False
 
 
 class Resolve(Protocol):
@@ -203,6 +229,8 @@ class Kind:
     # client can answer), and its answer from a JSON payload.
     pending: Callable[[Conversation, str], Pending | None] | None = None
     resolve: Resolve | None = None
+    # People (the inbox, notifications): where the card behind a wait is (None: gone).
+    locate: Callable[[Conversation, str], Whereabouts | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
     # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
     # loads (.js or .css).

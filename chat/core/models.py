@@ -367,6 +367,12 @@ class UsageByUser(User):
         verbose_name_plural = _("token usage by user")
 
 
+class NotifyMode(models.TextChoices):
+    OFF = "off", _("Off")
+    DIGEST = "digest", _("A digest email")
+    IMMEDIATE = "immediate", _("Right away")
+
+
 class UserPreferences(models.Model):
     """A person's settings of the chat, one row per user (made on first change).
 
@@ -378,6 +384,12 @@ class UserPreferences(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_preferences"
     )
     developer_details = models.BooleanField(_("developer details"), default=False)
+    # Questions waiting for the person (chat.inbox.notify): quiet unless they ask for more.
+    notify = models.CharField(
+        _("notifications"), max_length=10, choices=NotifyMode.choices, default=NotifyMode.OFF
+    )
+    # When the last digest went out (a digest lists only when something new waits since).
+    digest_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("chat preferences")

@@ -19,6 +19,8 @@ expired through its kind, chat.runs.waits) and an end the person sees (the kind'
 
 from __future__ import annotations
 
+import functools
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -41,6 +43,8 @@ from chat.core.models import (
 )
 from chat.core.runs import run_start
 from chat.obs import metrics, tracing
+
+logger = logging.getLogger(__name__)
 
 
 class WaitLimited(ChatError):
@@ -122,7 +126,7 @@ def wait_open(
             )
             if problem is not None:
                 raise problem
-        wait, _created = Wait.objects.get_or_create(
+        wait, created = Wait.objects.get_or_create(
             ref=ref[:80],
             defaults={
                 "conversation_id": conversation.pk,
@@ -135,7 +139,19 @@ def wait_open(
                 "trace_context": tracing.carrier(),
             },
         )
+        if created and kind != MCP_CALL_WAIT:
+            transaction.on_commit(functools.partial(_opened, wait.pk))
     return wait
+
+
+def _opened(wait_id: int) -> None:
+    """A question now waits for a person: tell whoever listens (settings.WAIT_OPENED_HOOKS,
+    the inbox's notifications). A listener's failure never fails the ask."""
+    for path in settings.WAIT_OPENED_HOOKS:
+        try:
+            import_string(path)(wait_id=wait_id)
+        except Exception:
+            logger.exception("wait %s: %s failed", wait_id, path)
 
 
 def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:

@@ -26,6 +26,7 @@ from chat.core.agents import agent_label
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
+from chat.inbox.selectors import Badge, inbox_badge
 from chat.rendering import markdown_to_html
 from questionnaires import registry
 from questionnaires.drafts import drafts_for
@@ -299,6 +300,7 @@ class Sidebar:
     groups: list[SidebarGroup]
     query: str
     current_id: int | None
+    inbox: Badge | None = None  # the inbox link's count (chat.inbox)
 
 
 def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Sidebar:
@@ -330,7 +332,7 @@ def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Si
                 active=conversation.pk == current_id,
             )
         )
-    return Sidebar(groups, query, current_id)
+    return Sidebar(groups, query, current_id, inbox_badge(user=user))
 
 
 def _relative(moment: datetime, now: datetime) -> str:

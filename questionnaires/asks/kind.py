@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from questionnaires.asks.interrupts import ask_pending, ask_resolve
+from questionnaires.asks.interrupts import ask_locate, ask_pending, ask_resolve
 from questionnaires.asks.models import KIND_NAME
 from questionnaires.asks.presenter import (
     DRAFT_PREFIX,
@@ -30,6 +30,7 @@ KIND = Kind(
     panel=state_panel_for,
     pending=ask_pending,
     resolve=ask_resolve,
+    locate=ask_locate,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),
     answered_by_message=True,

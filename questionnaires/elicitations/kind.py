@@ -8,7 +8,11 @@ from django.utils.translation import gettext_lazy as _
 
 from questionnaires.elicitations.models import KIND_NAME
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
-from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
+from questionnaires.elicitations.selectors import (
+    elicitation_locate,
+    elicitation_open_for_drafts,
+    elicitation_waiting,
+)
 from questionnaires.elicitations.services import elicitation_wait_expire, elicitations_stop
 from questionnaires.registry import Kind, RunEffect
 
@@ -21,6 +25,7 @@ KIND = Kind(
     draft_open=elicitation_open_for_drafts,
     waiting=elicitation_waiting,
     run_effect=RunEffect.HOLDS_RUN,
+    locate=elicitation_locate,
     model_sees=False,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),

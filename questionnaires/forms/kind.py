@@ -7,7 +7,12 @@ from django.utils.translation import gettext_lazy as _
 
 from questionnaires.forms.models import KIND_NAME
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
-from questionnaires.forms.selectors import form_open_for_drafts, form_waiting, questions_asked
+from questionnaires.forms.selectors import (
+    form_locate,
+    form_open_for_drafts,
+    form_waiting,
+    questions_asked,
+)
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
@@ -21,6 +26,7 @@ KIND = Kind(
     waiting=form_waiting,
     refusal_template="questionnaires/cards/interactive_form_pending.html",
     run_effect=RunEffect.DEFERS_RUN,
+    locate=form_locate,
     urls="questionnaires.forms.urls",
     answered_by_message=True,
     analytics="questionnaires.forms.analytics",
