@@ -13,6 +13,6 @@ from chat.inbox.notify import digest_send
 class Command(BaseCommand):
     help = "Email each person who chose the digest the questions waiting for them."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         sent = digest_send()
         self.stdout.write(f"{sent} digest email(s) sent")
