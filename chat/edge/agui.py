@@ -9,11 +9,14 @@ the official `ag-ui-protocol` models and encoder). A run is one of:
   every open interrupt is answered (`resolved` with a `payload` shaped by its
   `responseSchema`) or abandoned (`cancelled`: declined or skipped) in one request, or
   nothing is (409 `interrupts_uncovered`); an expired one can only be cancelled. Each is
-  answered through its kind's own answer path, as the token's person.
+  answered through its kind's own answer path, as the token's person: asks, inline
+  cards, deferred forms and MCP elicitations alike (each kind's `interrupts` module).
+  A refused entry is the kind's own 4xx and code, `details.interrupt` naming it.
 
 A run that needs a person ends with `RUN_FINISHED` `outcome: {type: "interrupt"}`: one
 interrupt per question waiting for the person, its `id` the wait's ref (`ask:12`), with
-`message`, `responseSchema`, `expiresAt` and `toolCallId`. Interrupts are the durable
+`message`, `responseSchema`, `expiresAt` and `toolCallId` (and `metadata` where the kind
+has more to say: an MCP server's name, the link it asks the person to open). Interrupts are the durable
 waits (`chat.core.waits`), so they survive restarts and are the same on every replica.
 Refusals before the stream starts are the API's `{"error", "message"}` with a 4xx;
 after it started, a `RUN_ERROR` with the code.
@@ -64,7 +67,7 @@ from chat.core.models import PERSON_WAITS, Conversation, Message, RunStatus, Wai
 from chat.core.waits import waits_open
 from chat.edge.http import bearer_token, error_response, json_body, user_for_api_token
 from chat.edge.stream_selectors import EventRow, event_last_id, event_rows_after
-from questionnaires.registry import kind_named
+from questionnaires.registry import Pending, kind_named
 
 POLL_SECONDS = 0.1
 PAGE = 200
@@ -177,11 +180,17 @@ def interrupts_of(conversation: Conversation) -> list[Interrupt]:
                 tool_call_id=(pending.tool_call_id if pending else "") or wait.tool_call_id or None,
                 response_schema=dict(pending.response_schema) if pending else None,
                 expires_at=wait.deadline.isoformat(),
-                # Kinds a client can't answer yet are answered in the chat page.
-                metadata=None if pending else {"answerIn": "page"},
+                # A question a client can't answer is answered in the chat page.
+                metadata=_metadata(pending),
             )
         )
     return found
+
+
+def _metadata(pending: Pending | None) -> dict[str, Any] | None:
+    if pending is None:
+        return {"answerIn": "page"}
+    return dict(pending.metadata) if pending.metadata else None
 
 
 def _resume(
@@ -230,9 +239,13 @@ def _resume(
             payload = entry.payload if entry.status == "resolved" else None
             if entry.status == "resolved" and payload is None:
                 raise ChatError("interrupt_payload_invalid", _("A resolved entry needs a payload."))
-            kind.resolve(
-                conversation=conversation, ref=wait.ref, payload=payload, user=user, lang=lang
-            )
+            try:
+                kind.resolve(
+                    conversation=conversation, ref=wait.ref, payload=payload, user=user, lang=lang
+                )
+            except ChatError as error:  # which of the entries it was
+                error.details.setdefault("interrupt", wait.ref)
+                raise
 
 
 # --- the stream ---------------------------------------------------------------------------

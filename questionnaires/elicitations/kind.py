@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.elicitations.interrupts import (
+    elicitation_pending_for_client,
+    elicitation_resolve_for_client,
+)
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
 from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
 from questionnaires.registry import Kind, RunEffect
@@ -20,6 +24,8 @@ KIND = Kind(
     waiting=elicitation_waiting,
     run_effect=RunEffect.HOLDS_RUN,
     model_sees=False,
+    pending=elicitation_pending_for_client,
+    resolve=elicitation_resolve_for_client,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
 )

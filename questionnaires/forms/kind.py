@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.forms.interrupts import form_pending_for_client, form_resolve_for_client
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
 from questionnaires.forms.selectors import form_open_for_drafts, form_waiting, questions_asked
 from questionnaires.registry import Kind, RunEffect
@@ -20,5 +21,7 @@ KIND = Kind(
     waiting=form_waiting,
     refusal_template="questionnaires/cards/interactive_form_pending.html",
     run_effect=RunEffect.DEFERS_RUN,
+    pending=form_pending_for_client,
+    resolve=form_resolve_for_client,
     urls="questionnaires.forms.urls",
 )
