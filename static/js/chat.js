@@ -11,7 +11,7 @@
   // fresh EventSource on reconnect, which would otherwise forget Last-Event-ID).
   var EVENT_NAMES = ["text_delta", "message_done", "extracted_info", "ask_user_options",
     "knowledge_reference", "consultation_state_patch", "error", "run_started", "run_finished",
-    "run_suspended", "run_resumed", "tool_call", "tool_result", "card_locked",
+    "run_suspended", "run_resumed", "tool_call", "tool_progress", "tool_result", "card_locked",
     "messages_superseded"];
   window.qcLastEventId = null;
   if (window.htmx) {
