@@ -74,8 +74,20 @@ def response_schema(form: InteractiveForm) -> dict[str, JsonValue]:
                 "required": [q["id"] for q in questions if q["required"]],
                 "additionalProperties": False,
             },
-            "message": {"type": "string", "maxLength": MAX_ANSWER_MESSAGE},
-            "touched": {"type": "array", "items": {"enum": ids}, "uniqueItems": True},
+            "message": {
+                "type": "string",
+                "maxLength": MAX_ANSWER_MESSAGE,
+                "description": _("A note from the person sent with the answers."),
+            },
+            "touched": {
+                "type": "array",
+                "items": {"enum": ids},
+                "uniqueItems": True,
+                "description": _(
+                    "Questions the person set themselves: an answer equal to the default "
+                    "is recorded as chosen, not as the default kept."
+                ),
+            },
         },
         "required": ["answers"],
         "additionalProperties": False,
