@@ -10,7 +10,9 @@ Throttled per call: at most one note every MCP_PROGRESS_INTERVAL seconds (the ne
 held back is sent when the interval is over), and the last one (progress reaching
 total) at once, so a server reporting every item of a long job can't flood the stream
 or the event table (old notes are pruned with old text deltas).
-A note that can't be stored is logged and dropped: progress never fails a call.
+Notes are taken one at a time in the order they came, and one not newer than a note
+already taken is dropped (MCP: progress only grows). A note that can't be stored is
+logged and dropped: progress never fails a call.
 """
 
 from __future__ import annotations
@@ -80,11 +82,23 @@ class Reporter:
         self.held: dict[str, object] | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        # The SDK may hand notes over concurrently: one at a time, in the order they came
+        # (the lock is first come, first served), and never one older than a note taken.
+        self.lock = asyncio.Lock()
+        self.newest = -math.inf
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        # Shielded: the SDK cancels its note tasks when the call's connection closes, which
+        # may be right after the last note (a note waiting its turn would be lost).
+        with anyio.CancelScope(shield=True):
+            async with self.lock:
+                await self._take(progress, total, message)
+
+    async def _take(self, progress: float, total: float | None, message: str | None) -> None:
         data = note_data(self.tool_call_id, progress, total, message)
-        if data is None:
+        if data is None or progress <= self.newest:
             return
+        self.newest = progress
         final = data["total"] is not None and progress >= data["total"]  # type: ignore[operator]
         wait = self.last + settings.MCP_PROGRESS_INTERVAL - time.monotonic()
         if final or wait <= 0:
@@ -104,9 +118,10 @@ class Reporter:
         task.add_done_callback(self.tasks.discard)
 
     async def _flush(self) -> None:
-        data, self.held = self.held, None
-        if data is not None:
-            await self._store(data)
+        async with self.lock:
+            data, self.held = self.held, None
+            if data is not None:
+                await self._store(data)
 
     async def _store(self, data: dict[str, object]) -> None:
         self.last = time.monotonic()

@@ -78,6 +78,30 @@ def test_notes_inside_the_interval_are_held_and_the_newest_sent(settings):
     assert _collect(0, notes[:3], settings) == [(1, 10, "1"), (2, 10, "2"), (3, 10, "3")]
 
 
+def test_notes_handed_over_at_once_are_stored_in_order_and_never_go_back(settings):
+    """The SDK runs each note's callback as a task of its own: a slow write of the first
+    must not let a later one overtake it, and a note older than one taken is dropped."""
+    settings.MCP_PROGRESS_INTERVAL = 0
+    stored: list[float] = []
+    writes = iter([0.05])  # the first write is the slowest
+
+    async def db(work):
+        from unittest import mock
+
+        await asyncio.sleep(next(writes, 0))
+        with mock.patch(
+            "chat.mcphost.progress.event_emit", lambda **kw: stored.append(kw["data"]["progress"])
+        ):
+            work()
+
+    async def main():
+        report = reporter(conversation_id=1, tool_call_id="call", db=db)
+        await asyncio.gather(*(report(p, 5, "") for p in (1, 2, 4, 3, 5)))
+
+    asyncio.run(main())
+    assert stored == [1, 2, 4, 5]  # 3 came after 4: stale
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
 def test_a_stock_servers_progress_reaches_the_conversation(run_tool, stock_url, settings, revision):
