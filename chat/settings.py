@@ -486,6 +486,9 @@ LLM_RATE_LIMIT_WAIT_SECONDS = float(os.environ.get("LLM_RATE_LIMIT_WAIT_SECONDS"
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", "60"))
 MCP_CONNECT_TIMEOUT = float(os.environ.get("MCP_CONNECT_TIMEOUT", "5"))
 MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
+# A server's progress notes on a call (`notifications/progress`) reach the page at most
+# once every MCP_PROGRESS_INTERVAL seconds per call (and its last note always).
+MCP_PROGRESS_INTERVAL = float(os.environ.get("MCP_PROGRESS_INTERVAL", "1"))
 # MCP servers' header values and bearer tokens are stored encrypted (chat/mcphost/sealed.py)
 # with MCP_SECRETS_KEY (Fernet keys, comma-separated, the first encrypts) or else the keys in
 # MCP_SECRETS_KEY_FILE (made at random on first use, mode 0600; git-ignored).

@@ -152,11 +152,13 @@ class Refused:
 class Pending:
     """A question waiting for the person as a machine client sees it (an AG-UI interrupt):
     the question as shown, a JSON Schema of the answer the kind's `resolve` takes, and the
-    tool call that asked it, if one did."""
+    tool call that asked it, if one did; `metadata`, what else a client needs to show it
+    (an MCP server's name, the link a person is asked to open)."""
 
     message: str
     response_schema: Mapping[str, object]
     tool_call_id: str = ""
+    metadata: Mapping[str, object] | None = None
     # A short question (one single choice, a yes/no) answered with one click: each choice's
     # label and the `resolve` payload it sends (the inbox answers in place with these).
     choices: tuple[Choice, ...] = ()

@@ -58,13 +58,15 @@ PRUNE_BATCH = 5000
 
 
 def event_prune_deltas(*, older_than: float) -> int:
-    """Delete `text_delta` events older than `older_than` seconds; returns how many.
+    """Delete `text_delta` and `tool_progress` events older than `older_than` seconds;
+    returns how many.
 
-    The message those fragments built is stored, so only the typing animation of a replay
-    is lost. Deleted in batches, so no statement holds its locks for long.
+    The message those fragments built is stored, and a call's progress matters only while
+    it runs, so only the typing animation of a replay is lost. Deleted in batches, so no
+    statement holds its locks for long.
     """
     cutoff = timezone.now() - timedelta(seconds=older_than)
-    old = Event.objects.filter(name="text_delta", created_at__lt=cutoff)
+    old = Event.objects.filter(name__in=("text_delta", "tool_progress"), created_at__lt=cutoff)
     deleted = 0
     while True:
         ids = list(old.order_by("id").values_list("id", flat=True)[:PRUNE_BATCH])

@@ -25,6 +25,7 @@ EventName = Literal[
     "run_suspended",
     "run_resumed",
     "tool_call",
+    "tool_progress",
     "tool_result",
     "card_locked",
     "messages_superseded",

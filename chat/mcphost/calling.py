@@ -33,7 +33,7 @@ from django.utils.translation import gettext as _
 from chat.agent.tools.base import ToolContext, ToolStop, ToolSuspended
 from chat.core.models import MCP_CALL_WAIT, Conversation, Run, Wait, WaitStatus
 from chat.core.waits import wait_open
-from chat.mcphost import client, elicit, health, hosted
+from chat.mcphost import client, elicit, health, hosted, progress
 from chat.mcphost.host import host_ensure
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpCallState, host_wait_ref
@@ -208,6 +208,9 @@ def _round_run(call: McpCall, server: McpServer, responses: types.InputResponses
             seconds=call.budget_left,
             responses=responses,
             request_state=call.request_state or None,
+            progress=progress.reporter(
+                conversation_id=call.conversation_id, tool_call_id=call.tool_call_id
+            ),
         )
     except client.McpHostError as exc:
         _round_failed(call, server, exc)

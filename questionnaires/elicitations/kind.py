@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.elicitations.interrupts import (
+    elicitation_pending_for_client,
+    elicitation_resolve_for_client,
+)
 from questionnaires.elicitations.models import KIND_NAME
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
 from questionnaires.elicitations.selectors import (
@@ -27,6 +31,8 @@ KIND = Kind(
     run_effect=RunEffect.HOLDS_RUN,
     locate=elicitation_locate,
     model_sees=False,
+    pending=elicitation_pending_for_client,
+    resolve=elicitation_resolve_for_client,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
     on_expire=elicitation_wait_expire,

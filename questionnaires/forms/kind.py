@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.forms.interrupts import form_pending_for_client, form_resolve_for_client
 from questionnaires.forms.models import KIND_NAME
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
 from questionnaires.forms.selectors import (
@@ -27,6 +28,8 @@ KIND = Kind(
     refusal_template="questionnaires/cards/interactive_form_pending.html",
     run_effect=RunEffect.DEFERS_RUN,
     locate=form_locate,
+    pending=form_pending_for_client,
+    resolve=form_resolve_for_client,
     urls="questionnaires.forms.urls",
     answered_by_message=True,
     analytics="questionnaires.forms.analytics",

@@ -219,10 +219,21 @@ def make_modern_server() -> MCPServer:
     return server
 
 
-def make_stock_server() -> MCPServer:
+def make_stock_server(gate: threading.Event | None = None) -> MCPServer:
     """A stock Python-SDK server as its users write one: no revision patched, so it speaks
-    2026-07-28 and 2025-11-25 both (issue 33); its tools ask the ways the SDK offers."""
+    2026-07-28 and 2025-11-25 both (issue 33); its tools ask the ways the SDK offers.
+    `count` reports progress (`ctx.report_progress`); with a `gate`, it holds its last
+    step until the gate is set (a test sees the progress before the result)."""
     server = MCPServer("stock")
+
+    @server.tool()
+    async def count(ctx: Context, n: int = 3) -> str:
+        """Counts to n, reporting progress after each step."""
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n, f"Counted {i} of {n}")
+            if i == n - 1 and gate is not None:
+                await asyncio.to_thread(gate.wait, 120)
+        return f"counted to {n}"
 
     @server.tool()
     async def add(a: int, b: int) -> int:
