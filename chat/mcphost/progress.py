@@ -22,7 +22,6 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final
 
 import anyio
 from django.conf import settings
@@ -32,7 +31,6 @@ from chat.core.services import event_emit
 
 logger = logging.getLogger(__name__)
 
-EVENT: Final = "tool_progress"
 MESSAGE_MAX = 200  # characters of a note's message shown
 
 # Runs ORM work off the event loop: (function) -> awaitable of its result.
@@ -128,7 +126,7 @@ class Reporter:
         self.last = time.monotonic()
 
         def store() -> None:
-            event_emit(conversation_id=self.conversation_id, name=EVENT, data=data)
+            event_emit(conversation_id=self.conversation_id, name="tool_progress", data=data)
 
         try:
             await self.db(store)

@@ -158,7 +158,7 @@ print(json.dumps([e.status, e.content, e.answered_by.username]))
 
 
 def test_the_official_client_answers_a_stock_mcp_servers_question(interop_server):
-    from bench.mcp_servers import make_stock_server, serve
+    from tests.support.mcp_servers import make_stock_server, serve
 
     thread = Thread(interop_server, "agui-elicit", agent="scripted", script="mcp_stock")
     with serve(make_stock_server()) as url:
