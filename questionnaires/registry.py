@@ -37,6 +37,7 @@ from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
+from chat.core.metadata import MessageMetadata
 from chat.core.models import Conversation, Message
 from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
 from questionnaires.chrome import CardState as CardState
@@ -202,6 +203,8 @@ class Kind:
     # loads (.js or .css).
     urls: str = ""
     static: tuple[str, ...] = ()
+    # One answer path (issue 35): how an answer of this kind is recorded (see "answering").
+    answering: Answering | None = None
 
 
 class InputRefused(ChatError):
@@ -355,3 +358,72 @@ def panel_for(*, conversation: Conversation) -> Panel | None:
 def static_files() -> tuple[str, ...]:
     """Every kind's static files, in registry order, each once."""
     return tuple(dict.fromkeys(path for kind in kinds() for path in kind.static))
+
+
+# --- answering (one answer path, issue 35) -----------------------------------------------
+#
+# Every kind's answer is recorded by `questionnaires.answering.answer_record`: it locks the
+# conversation, lets the kind check and write its row in a savepoint (`Answering.record`),
+# refuses while another card holds the conversation, posts the answer (`chat.core.services.
+# answer_post`), links the posted message to the row, counts it and clears the card's draft.
+# A kind supplies only its row and its envelope, through `Kind.answering`.
+
+
+@dataclass(frozen=True)
+class AnswerPost:
+    """The user message an answer posts: its `content` (the envelope the model reads),
+    `display` (what people see, "" = the content), `metadata` and the `card_locked` event
+    every open tab gets (None: no event)."""
+
+    content: str
+    display: str = ""
+    metadata: MessageMetadata | None = None
+    lock_event: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a kind's `record` wrote: its `row`, the message to post (None: the answer goes
+    back another way, e.g. to the run that holds the tool call), `link` storing the posted
+    message on the row, the metric's `outcome` (answered, skipped, declined, cancelled; ""
+    counts nothing, e.g. a change) and the id of the card whose draft is now void ("" none)."""
+
+    row: object
+    post: AnswerPost | None = None
+    link: Callable[[Message], None] | None = None
+    outcome: str = ""
+    draft: str = ""
+
+
+class AnswerRecord(Protocol):
+    """Check and write one answer of the kind (`answer` is the kind's own request value)
+    under the conversation's lock, inside a savepoint: raise `ChatError` to refuse (404,
+    400, the 409s: read-only, already answered, stale version, not the latest)."""
+
+    def __call__(self, conversation: Conversation, answer: object) -> Recorded: ...
+
+
+class AnswerConflict(Protocol):
+    """The error for a write the database refused (a unique constraint: another tab
+    recorded the same answer or version first)."""
+
+    def __call__(self, conversation: Conversation, answer: object) -> Exception: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answering:
+    """A kind's part of the one answer path. `refuses_while_waiting`: False for the kinds
+    whose own card is what waits (a pending form, an MCP elicitation), which are answered
+    while the conversation is held."""
+
+    record: AnswerRecord
+    conflict: AnswerConflict | None = None
+    refuses_while_waiting: bool = True
+
+
+def answering_of(name: str) -> Answering:
+    """The answer path of the kind called `name` (registered, with `answering`)."""
+    answering = kind_named(name).answering
+    if answering is None:
+        raise ImproperlyConfigured(f"kind {name!r} has no answering")
+    return answering

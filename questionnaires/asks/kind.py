@@ -14,10 +14,11 @@ from questionnaires.asks.presenter import (
     state_panel_for,
 )
 from questionnaires.asks.selectors import ask_open_for_drafts, questions_asked
-from questionnaires.registry import Kind
+from questionnaires.asks.services import KIND_NAME, answer_conflict, answer_row
+from questionnaires.registry import Answering, Kind
 
 KIND = Kind(
-    name="ask",
+    name=KIND_NAME,
     label=_("Structured question"),
     card_template="chat/asks/card.html",
     present=ask_cards_for,
@@ -31,4 +32,5 @@ KIND = Kind(
     resolve=ask_resolve,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),
+    answering=Answering(record=answer_row, conflict=answer_conflict),
 )

@@ -9,10 +9,11 @@ from questionnaires.inline.bodies import inline_bodies
 from questionnaires.inline.interrupts import inline_pending, inline_resolve
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import questionnaire_open, questions_asked
-from questionnaires.registry import Kind
+from questionnaires.inline.services import KIND_NAME, answer_conflict, answer_row
+from questionnaires.registry import Answering, Kind
 
 KIND = Kind(
-    name="inline",
+    name=KIND_NAME,
     label=_("Questionnaire card"),
     body=inline_bodies,
     draft_prefix=DRAFT_PREFIX,
@@ -21,4 +22,5 @@ KIND = Kind(
     pending=inline_pending,
     resolve=inline_resolve,
     urls="questionnaires.inline.urls",
+    answering=Answering(record=answer_row, conflict=answer_conflict),
 )
