@@ -44,7 +44,7 @@ def answer_record(*, conversation: Conversation, kind: str, answer: object) -> A
             if answering.conflict is None:
                 raise
             raise answering.conflict(conversation, answer) from None
-        if answering.refuses_while_waiting:
+        if not recorded.answers_the_wait:
             input_refuse_if_waiting(conversation=conversation)
         message = _posted(conversation, recorded)
         _counted(kind, recorded.outcome)

@@ -393,6 +393,9 @@ class Recorded:
     link: Callable[[Message], None] | None = None
     outcome: str = ""
     draft: str = ""
+    # The answer is to the very card that held the conversation (a pending form, an MCP
+    # elicitation): no other card's wait refuses it. Else the rule across kinds applies.
+    answers_the_wait: bool = False
 
 
 class AnswerRecord(Protocol):
@@ -412,13 +415,11 @@ class AnswerConflict(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class Answering:
-    """A kind's part of the one answer path. `refuses_while_waiting`: False for the kinds
-    whose own card is what waits (a pending form, an MCP elicitation), which are answered
-    while the conversation is held."""
+    """A kind's part of the one answer path: its `record` and, when a unique constraint
+    backs its rows, its `conflict`."""
 
     record: AnswerRecord
     conflict: AnswerConflict | None = None
-    refuses_while_waiting: bool = True
 
 
 def answering_of(name: str) -> Answering:

@@ -8,10 +8,11 @@ from django.utils.translation import gettext_lazy as _
 
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
 from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
-from questionnaires.registry import Kind, RunEffect
+from questionnaires.elicitations.services import KIND_NAME, answer_row
+from questionnaires.registry import Answering, Kind, RunEffect
 
 KIND = Kind(
-    name="elicitation",
+    name=KIND_NAME,
     label=_("MCP elicitation"),
     card_template="questionnaires/cards/elicitation.html",
     present=elicitation_cards_for,
@@ -22,4 +23,5 @@ KIND = Kind(
     model_sees=False,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
+    answering=Answering(record=answer_row),
 )

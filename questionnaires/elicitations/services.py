@@ -31,17 +31,17 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
-from chat.obs import metrics
-from questionnaires.drafts import draft_clear
+from questionnaires.answering import answer_record
 from questionnaires.elicitations.links import MAX_URL, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
-from questionnaires.elicitations.presenter import card_key
 from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.protocol.provenance import PROVENANCE_META_KEY, field_provenance
+from questionnaires.registry import Recorded
 
+KIND_NAME = "elicitation"  # the kind's name in the registry (its `kind.py` says so too)
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
 Status = ElicitationStatus
@@ -253,23 +253,50 @@ def elicitation_answer(
     if action == "accept" and _nobody_waits(elicitation):
         # A link shown for -32042: its call has returned and no session will say "done".
         status["accept"] = Status.COMPLETED
-    with transaction.atomic():
-        done = Elicitation.objects.filter(
-            pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
-        ).update(
-            status=status[action], content=content, answered_by=user, answered_at=timezone.now()
-        )
-        if done != 1:
-            elicitation.refresh_from_db()
-            _refuse_if_closed(elicitation)
-            raise AssertionError("unreachable: a pending elicitation that can't be answered")
-        draft_clear(conversation=elicitation.conversation, card=card_key(elicitation.pk))
-        _locked(elicitation, status[action])
-        wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
-        outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[action]
-        metrics.on_commit(lambda: metrics.ANSWERS.labels("elicitation", outcome).inc())
+    answer = ElicitationAnswer(
+        elicitation=elicitation, action=action, status=status[action], content=content, user=user
+    )
+    answer_record(conversation=elicitation.conversation, kind=KIND_NAME, answer=answer)
     elicitation.refresh_from_db()
     return elicitation
+
+
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    """A checked answer to a pending card, on the one answer path (`answer_row`)."""
+
+    elicitation: Elicitation
+    action: str
+    status: str
+    content: Mapping[str, object] | None
+    user: User
+
+
+def answer_row(conversation: Conversation, answer: object) -> Recorded:
+    """The kind's `record` on the one answer path (under the conversation's lock): the card
+    answered exactly once, locked in every tab, its wait closed (which resumes the run
+    that holds the tool call). No chat message: the answer goes back to that call."""
+    if not isinstance(answer, ElicitationAnswer):
+        raise TypeError(answer)
+    elicitation = answer.elicitation
+    done = Elicitation.objects.filter(
+        pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
+    ).update(
+        status=answer.status,
+        content=answer.content,
+        answered_by=answer.user,
+        answered_at=timezone.now(),
+    )
+    if done != 1:
+        elicitation.refresh_from_db()
+        _refuse_if_closed(elicitation)
+        raise AssertionError("unreachable: a pending elicitation that can't be answered")
+    _locked(elicitation, answer.status)
+    wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[Status(answer.status)])
+    outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[answer.action]
+    return Recorded(
+        row=elicitation, outcome=outcome, draft=str(elicitation.pk), answers_the_wait=True
+    )
 
 
 def _nobody_waits(elicitation: Elicitation) -> bool:
@@ -309,6 +336,8 @@ def _close(
     wasn't in such a state any more."""
     with transaction.atomic():
         row = Elicitation.objects.filter(pk=pk).only("conversation_id").first()
+        if row is not None:  # the conversation first, as the answer path locks them
+            Conversation.objects.select_for_update().only("id").get(pk=row.conversation_id)
         changed = Elicitation.objects.filter(pk=pk, status__in=(Status.PENDING, *also)).update(
             status=status, refused_code=code, refused_reason=reason
         )
