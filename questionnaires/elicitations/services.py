@@ -28,11 +28,11 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
+from chat.core.models import Conversation, Message, Role, Run, WaitKind, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
 from questionnaires.answering import answer_record
-from questionnaires.elicitations.links import MAX_URL, link_of
+from questionnaires.elicitations.links import MAX_URL, Link, link_of
 from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
 from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
@@ -137,26 +137,16 @@ def elicitation_open(
     with transaction.atomic():
         waits_lock(conversation)
         refusal = refusal or _over_limit(conversation, run, call_id)
-        card_message = message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=intro,
-            metadata={"kind": "elicitation", "elicitation": {"server": server, "mode": mode}},
-            run=run,
-        )
+        card_message = _card_message(conversation, run, intro, server, mode)
         row = Elicitation.objects.create(
             conversation=conversation,
             run_id=run_id,
             message=card_message,
             server_name=server,
-            tool_name=str(tool_name or "")[:200],
             tool_call_id=call_id,
-            mode=mode if mode in ElicitationMode.values else ElicitationMode.FORM,
-            prompt=str(message or "")[:MAX_PROMPT],
-            requested_schema=requested_schema if isinstance(requested_schema, dict) else None,
-            url=(link.href if link and link.openable else str(url or ""))[:MAX_URL],
-            remote_id=str(remote_id or "")[:200],
-            input_key=str(input_key or "")[:200],
+            **_request_fields(
+                tool_name, mode, message, requested_schema, url, link, remote_id, input_key
+            ),
             session_ref=str(session_ref or "")[:64],
             status=Status.REFUSED if refusal else Status.PENDING,
             refused_code=refusal[0] if refusal else "",
@@ -168,6 +158,41 @@ def elicitation_open(
     if refusal:
         raise ElicitationRefused(refusal[0], refusal[1], elicitation=row)
     return row
+
+
+def _card_message(
+    conversation: Conversation, run: Run | None, intro: str, server: str, mode: str
+) -> Message:
+    """The assistant message the card is attached to (people read it; the model never)."""
+    return message_create(
+        conversation=conversation,
+        role=Role.ASSISTANT,
+        content=intro,
+        metadata={"kind": "elicitation", "elicitation": {"server": server, "mode": mode}},
+        run=run,
+    )
+
+
+def _request_fields(
+    tool_name: str,
+    mode: str,
+    message: str,
+    requested_schema: Mapping[str, object] | None,
+    url: str | None,
+    link: Link | None,
+    remote_id: str | None,
+    input_key: str,
+) -> dict[str, object]:
+    """The server's request as stored: each value of the kind and length its column takes."""
+    return {
+        "tool_name": str(tool_name or "")[:200],
+        "mode": mode if mode in ElicitationMode.values else ElicitationMode.FORM,
+        "prompt": str(message or "")[:MAX_PROMPT],
+        "requested_schema": requested_schema if isinstance(requested_schema, dict) else None,
+        "url": (link.href if link and link.openable else str(url or ""))[:MAX_URL],
+        "remote_id": str(remote_id or "")[:200],
+        "input_key": str(input_key or "")[:200],
+    }
 
 
 def _over_limit(
