@@ -95,7 +95,7 @@ INSTALLED_APPS = [
 ]
 
 # Ways of asking (questionnaires.registry): one line per kind, in the order their cards show
-# on a message. A kind's subpackage holds everything else (see README, "A way of asking").
+# on a message. A kind's subpackage holds everything else (see docs/architecture.md, "A way of asking").
 QUESTIONNAIRE_KINDS = [
     "questionnaires.inline.kind.KIND",
     "questionnaires.asks.kind.KIND",

@@ -34,7 +34,6 @@ from chat.edge.http import signed_in as signed_in
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
-from questionnaires.tool_calls import assistant_message_create
 
 router = Router(auth=ApiTokenAuth(), tags=["conversations"])
 
@@ -199,13 +198,6 @@ def _post_message(conversation: Conversation, body: MessageIn) -> Message:
         )
     services.message_check_size(body.content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
     tool_calls = body.tool_calls or []
-    if body.role == Role.ASSISTANT and tool_calls:
-        return assistant_message_create(
-            conversation=conversation,
-            content=body.content,
-            tool_calls=tool_calls,
-            readonly=body.readonly,
-        )
     return services.message_create(
         conversation=conversation,
         role=body.role,

@@ -45,6 +45,7 @@ from chat.core.metadata import ScriptOrigin, state_of
 from chat.core.models import Conversation, Event, Message, Role, Run, WaitKind
 from chat.core.selectors import question_budget_limits
 from chat.core.services import event_emit, message_create
+from chat.core.stream_events import EventName
 from chat.core.waits import wait_open
 from chat.mcphost.tools import Note, mcp_tools
 from chat.obs import metrics
@@ -102,7 +103,7 @@ class RunSink:
             self.was_cancelled = cancel_requested
         return self.was_cancelled
 
-    def emit(self, name: str, data: dict[str, Any]) -> None:
+    def emit(self, name: EventName, data: dict[str, Any]) -> None:
         event_emit(
             conversation_id=self.conversation_id, name=name, data={"run_id": self.run.pk, **data}
         )

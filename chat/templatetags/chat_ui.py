@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
 
 from chat.core.demo import DemoLogin, demo_login_shown
+from chat.core.stream_events import EVENT_NAMES
 from chat.edge.page import llm_configured
 from chat.usecases import agent_name
 from questionnaires.registry import static_files
@@ -22,6 +25,13 @@ def llm_ready() -> bool:
 def kind_static(extension: str) -> tuple[str, ...]:
     """`{% kind_static ".js" as scripts %}`: every registered kind's static files of a type."""
     return tuple(path for path in static_files() if path.endswith(extension))
+
+
+@register.simple_tag
+def sse_event_names() -> SafeString:
+    """`{% sse_event_names %}`: the stream's event names (chat.core.stream_events) as a
+    `json_script` with the id `sse-event-names`, which static/js/chat.js reads."""
+    return json_script(list(EVENT_NAMES), "sse-event-names")
 
 
 @register.simple_tag

@@ -384,12 +384,6 @@ def outcome_of(elicitation: Elicitation) -> ElicitationOutcome:
     return ElicitationOutcome(action=elicitation.action, content=content, provenance=provenance)
 
 
-def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]:
-    """The cards one tool call opened, in order."""
-    rows = Elicitation.objects.filter(run_id=run_id, tool_call_id=str(tool_call_id)[:200])
-    return list(rows.order_by("id"))
-
-
 def elicitations_settled(ids: Iterable[int]) -> dict[int, ElicitationOutcome]:
     """The answers of those cards that are no longer pending (expiring the ones past their
     time first): what the session host hands back to its servers. One indexed query that
