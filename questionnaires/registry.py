@@ -42,6 +42,7 @@ from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
+from chat.core.metadata import MessageMetadata
 from chat.core.models import MCP_CALL_WAIT, Conversation, Message, Run, Wait
 from chat.core.waits import wait_open as core_wait_open
 from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
@@ -262,6 +263,8 @@ class Kind:
     analytics: str = ""
     admin: str = ""
     mcp_elicitation: str = ""
+    # One answer path (issue 35): how an answer of this kind is recorded (see "answering").
+    answering: Answering | None = None
 
 
 class InputRefused(ChatError):
@@ -540,3 +543,73 @@ def admin_conversation_fields() -> tuple[Callable[..., str], ...]:
 def mcp_elicitation() -> str:
     """The dotted path of the module answering MCP elicitation requests ("" without one)."""
     return next((k.mcp_elicitation for k in kinds() if k.mcp_elicitation), "")
+
+
+# --- answering (one answer path, issue 35) -----------------------------------------------
+#
+# Every kind's answer is recorded by `questionnaires.answering.answer_record`: it locks the
+# conversation, lets the kind check and write its row in a savepoint (`Answering.record`),
+# refuses while another card holds the conversation, posts the answer (`chat.core.services.
+# answer_post`), links the posted message to the row, counts it and clears the card's draft.
+# A kind supplies only its row and its envelope, through `Kind.answering`.
+
+
+@dataclass(frozen=True)
+class AnswerPost:
+    """The user message an answer posts: its `content` (the envelope the model reads),
+    `display` (what people see, "" = the content), `metadata` and the `card_locked` event
+    every open tab gets (None: no event)."""
+
+    content: str
+    display: str = ""
+    metadata: MessageMetadata | None = None
+    lock_event: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a kind's `record` wrote: its `row`, the message to post (None: the answer goes
+    back another way, e.g. to the run that holds the tool call), `link` storing the posted
+    message on the row, the metric's `outcome` (answered, skipped, declined, cancelled; ""
+    counts nothing, e.g. a change) and the id of the card whose draft is now void ("" none)."""
+
+    row: object
+    post: AnswerPost | None = None
+    link: Callable[[Message], None] | None = None
+    outcome: str = ""
+    draft: str = ""
+    # The answer is to the very card that held the conversation (a pending form, an MCP
+    # elicitation): no other card's wait refuses it. Else the rule across kinds applies.
+    answers_the_wait: bool = False
+
+
+class AnswerRecord(Protocol):
+    """Check and write one answer of the kind (`answer` is the kind's own request value)
+    under the conversation's lock, inside a savepoint: raise `ChatError` to refuse (404,
+    400, the 409s: read-only, already answered, stale version, not the latest)."""
+
+    def __call__(self, conversation: Conversation, answer: object) -> Recorded: ...
+
+
+class AnswerConflict(Protocol):
+    """The error for a write the database refused (a unique constraint: another tab
+    recorded the same answer or version first)."""
+
+    def __call__(self, conversation: Conversation, answer: object) -> Exception: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answering:
+    """A kind's part of the one answer path: its `record` and, when a unique constraint
+    backs its rows, its `conflict`."""
+
+    record: AnswerRecord
+    conflict: AnswerConflict | None = None
+
+
+def answering_of(name: str) -> Answering:
+    """The answer path of the kind called `name` (registered, with `answering`)."""
+    answering = kind_named(name).answering
+    if answering is None:
+        raise ImproperlyConfigured(f"kind {name!r} has no answering")
+    return answering

@@ -13,7 +13,7 @@ later attempt of the same run (its worker died) resumes from there — see `resu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +62,7 @@ from chat.runs.resume import (
 )
 from questionnaires import registry
 from questionnaires.protocol.budget import QuestionBudget, budget_prompt
+from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.registry import questions_asked
 
 # Streamed text is batched into one `text_delta` event per this many seconds (the first
@@ -339,14 +340,7 @@ def turn_drive(
     config = LoopConfig(
         lang=conversation.language,
         max_iterations=max_iterations or settings.AGENT_MAX_ITERATIONS,
-        tool_extra={
-            "run_id": run.pk,
-            "conversation_id": conversation.pk,
-            # MCP_RUN_TOKEN, SKILL_IDENTITY_TOKEN, WEGENT_SKILL_IDENTITY_TOKEN for this run
-            "env": run_environment(
-                conversation_id=conversation.pk, run_id=run.pk, user_id=conversation.owner_id
-            ),
-        },
+        tool_extra=_tool_extra(run),
         start=resume.state,
         budget=limits if limits.limited else None,
     )
@@ -358,14 +352,7 @@ def turn_drive(
     sink = RunSink(run, resume, {tool.name: tool for tool in tools})
     for note in listing.notes:
         sink.note(note)
-    messages = context_messages(conversation=conversation)
-    budget_note = budget_prompt(limits, conversation.language)
-    if budget_note:  # the model learns its budget before it asks
-        messages.insert(1, {"role": "system", "content": budget_note})
-    if listing.notes:  # the model learns why some tools are missing
-        lines = "\n".join(f"- {n.server}: {n.message}" for n in listing.notes)
-        notice = f"These MCP servers' tools are not available in this turn:\n{lines}"
-        messages.insert(1, {"role": "system", "content": notice})
+    messages = _turn_messages(conversation, limits, listing.notes)
     events = run_loop(
         client=client,
         tools=journaled_tools(tools, resume),
@@ -378,6 +365,34 @@ def turn_drive(
         if stop is not None:
             return stop
     raise RunFailed("loop_ended", "The agent loop ended without a stop reason.")
+
+
+def _tool_extra(run: Run) -> dict[str, object]:
+    """What every tool of the turn is told: its run and conversation, and the environment."""
+    conversation = run.conversation
+    return {
+        "run_id": run.pk,
+        "conversation_id": conversation.pk,
+        # MCP_RUN_TOKEN, SKILL_IDENTITY_TOKEN, WEGENT_SKILL_IDENTITY_TOKEN for this run
+        "env": run_environment(
+            conversation_id=conversation.pk, run_id=run.pk, user_id=conversation.owner_id
+        ),
+    }
+
+
+def _turn_messages(
+    conversation: Conversation, limits: QuestionBudget, notes: Sequence[Note]
+) -> list[dict[str, JsonValue]]:
+    """The model's context for the turn, with its question budget and why tools are missing."""
+    messages = context_messages(conversation=conversation)
+    budget_note = budget_prompt(limits, conversation.language)
+    if budget_note:  # the model learns its budget before it asks
+        messages.insert(1, {"role": "system", "content": budget_note})
+    if notes:  # the model learns why some tools are missing
+        lines = "\n".join(f"- {n.server}: {n.message}" for n in notes)
+        notice = f"These MCP servers' tools are not available in this turn:\n{lines}"
+        messages.insert(1, {"role": "system", "content": notice})
+    return messages
 
 
 def scripted_step_index(run: Run) -> int:

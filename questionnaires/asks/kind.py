@@ -15,7 +15,8 @@ from questionnaires.asks.presenter import (
     state_panel_for,
 )
 from questionnaires.asks.selectors import ask_open_for_drafts, ask_siblings_open, questions_asked
-from questionnaires.registry import Kind
+from questionnaires.asks.services import answer_conflict, answer_row
+from questionnaires.registry import Answering, Kind
 
 KIND = Kind(
     name=KIND_NAME,
@@ -38,4 +39,5 @@ KIND = Kind(
     wait_tools=("ask_user_options",),  # the tool opens each ask's wait itself
     analytics="questionnaires.asks.analytics",
     admin="questionnaires.asks.admin",
+    answering=Answering(record=answer_row, conflict=answer_conflict),
 )

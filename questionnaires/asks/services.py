@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -23,22 +25,20 @@ from chat.core.metadata import (
 )
 from chat.core.models import Conversation, Message, Role, Run
 from chat.core.runs import run_request
-from chat.core.services import answer_post, event_emit, message_create
+from chat.core.services import event_emit, message_create
 from chat.core.waits import WaitLimited
-from chat.obs import metrics
+from questionnaires.answering import answer_record
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import KIND_NAME, StructuredAnswer
-from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch
-from questionnaires.drafts import draft_clear
 from questionnaires.protocol.ask_payload import AskInvalid, ask_validate, ask_widget
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json, JsonValue
 from questionnaires.protocol.provenance import AMENDED, CHOSEN, FREE_TEXT, SKIPPED
-from questionnaires.registry import input_refuse_if_waiting, wait_open
+from questionnaires.registry import AnswerPost, Recorded, input_refuse_if_waiting, wait_open
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
@@ -253,26 +253,85 @@ def ask_answer(
     ask = metadata_of(ask_message).get("ask_user_options") or {}
     if ask["field"] != field:
         raise ChatError("answer_field_mismatch", _("This answer is for a different question."))
-    existing = selectors.answer_for_ask(ask_message=ask_message)
+    first = AskAnswer(ask_message=ask_message, ask=ask, source=source, value=value, text=text)
+    try:
+        answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=first)
+    except AlreadyRecorded as again:
+        return again.row, False
+    return cast(StructuredAnswer, answered.recorded.row), True
+
+
+@dataclass(frozen=True)
+class AskAnswer:
+    """A first answer to an ask, on the one answer path (`answer_row`)."""
+
+    ask_message: Message
+    ask: AskPayload
+    source: str
+    value: object
+    text: str
+
+
+@dataclass(frozen=True)
+class AskChange:
+    """A change of answer `version` of an ask (issue 27), on the one answer path."""
+
+    ask_message: Message
+    ask: AskPayload
+    version: int
+    resolved: Resolved | None
+    text: str
+
+
+class AlreadyRecorded(Exception):  # noqa: N818 - a signal, not an error
+    """The same answer again (a double click, a retry): `row` is the one recorded."""
+
+    def __init__(self, row: StructuredAnswer) -> None:
+        super().__init__(row.pk)
+        self.row = row
+
+
+def answer_row(conversation: Conversation, answer: object) -> Recorded:
+    """The kind's `record` on the one answer path (under the conversation's lock): a first
+    answer or a change, checked, written into its row and the state, and what to post."""
+    if isinstance(answer, AskChange):
+        return _change_row(conversation, answer)
+    if not isinstance(answer, AskAnswer):
+        raise TypeError(answer)
+    existing = selectors.answer_for_ask(ask_message=answer.ask_message)
     if existing is not None:
-        return _again(existing, ask, source=source, value=value, text=text), False
-    if not selectors.ask_is_answerable(conversation=conversation, ask_message=ask_message):
+        raise AlreadyRecorded(_said_again(existing, answer))
+    if not selectors.ask_is_answerable(conversation=conversation, ask_message=answer.ask_message):
         raise ChatError(
             "ask_not_latest",
             _("This question has been superseded; answer the latest one."),
             status=409,
         )
-    resolved = answer_resolve(ask, source=source, value=value, text=text)
+    source = answer.source
+    resolved = answer_resolve(answer.ask, source=source, value=answer.value, text=answer.text)
     if resolved is not None and source == Source.OPTION_CLICK and resolved.raw_text:
         source = Source.FREE_TEXT
+    return _first_row(conversation, answer, source, resolved)
+
+
+def answer_conflict(conversation: Conversation, answer: object) -> Exception:
+    """A unique constraint refused the row: another tab answered (or changed) it first."""
+    if isinstance(answer, AskChange):
+        return _ask_stale(selectors.answer_for_ask(ask_message=answer.ask_message))
+    if not isinstance(answer, AskAnswer):
+        raise TypeError(answer)
+    existing = selectors.answer_for_ask(ask_message=answer.ask_message)
+    if existing is None:
+        return _already_answered(answer.ask, None)
     try:
-        row, message = _answer_write(conversation, ask_message, ask, source, resolved, text)
-    except IntegrityError:  # another tab won the race
-        existing = selectors.answer_for_ask(ask_message=ask_message)
-        if existing is None:
-            raise
-        return _again(existing, ask, source=source, value=value, text=text), False
-    return row, True
+        return AlreadyRecorded(_said_again(existing, answer))
+    except ChatError as refused:
+        return refused
+
+
+def _said_again(existing: StructuredAnswer, answer: AskAnswer) -> StructuredAnswer:
+    """The recorded answer when this one says the same (else 409, as `_again`)."""
+    return _again(existing, answer.ask, source=answer.source, value=answer.value, text=answer.text)
 
 
 def _again(
@@ -289,13 +348,17 @@ def _again(
             resolved is None or resolved.value == existing.value
         )
     if not same:
-        raise ChatError(
-            "questionnaire_already_submitted",
-            _("This question has already been answered."),
-            status=409,
-            details={"field": ask["field"], "value": existing.value},
-        )
+        raise _already_answered(ask, existing)
     return existing
+
+
+def _already_answered(ask: AskPayload, existing: StructuredAnswer | None) -> ChatError:
+    return ChatError(
+        "questionnaire_already_submitted",
+        _("This question has already been answered."),
+        status=409,
+        details={"field": ask["field"], "value": existing.value if existing else None},
+    )
 
 
 def _readable(ask: AskPayload, source: str, resolved: Resolved | None) -> str:
@@ -318,14 +381,10 @@ def _labelled(conversation: Conversation, ask: AskPayload, text: str) -> str:
     return f"{slot.label}{sep}{text}"
 
 
-def _answer_write(
-    conversation: Conversation,
-    ask_message: Message,
-    ask: AskPayload,
-    source: str,
-    resolved: Resolved | None,
-    text: str,
-) -> tuple[StructuredAnswer, Message]:
+def _first_row(
+    conversation: Conversation, answer: AskAnswer, source: str, resolved: Resolved | None
+) -> Recorded:
+    ask, ask_message = answer.ask, answer.ask_message
     turn_id = metadata_of(ask_message).get("turn_id", "")
     envelope: StructuredAnswerEnvelope = {
         "type": "structured_answer",
@@ -339,34 +398,39 @@ def _answer_write(
     if resolved is not None and resolved.raw_text:
         envelope["raw_text"] = resolved.raw_text
         envelope["confidence"] = resolved.confidence
-    with transaction.atomic():
-        # The state first: an inline runner (tests, the intake's first turn) executes the
-        # next turn inside answer_post and must see the answer in the state.
-        row = _record(
-            conversation,
-            ask_message=ask_message,
-            turn_id=turn_id,
-            field=ask["field"],
-            source=source,
-            resolved=resolved,
-            shown=question_shown(ask),
-            raw_text=text.strip(),
-        )
-        message = answer_post(
-            conversation=conversation,
+    # The state first: an inline runner (tests, the intake's first turn) executes the
+    # next turn inside answer_post and must see the answer in the state.
+    row = _record(
+        conversation,
+        ask_message=ask_message,
+        turn_id=turn_id,
+        field=ask["field"],
+        source=source,
+        resolved=resolved,
+        shown=question_shown(ask),
+        raw_text=answer.text.strip(),
+    )
+    readable = _readable(ask, source, resolved)
+    return Recorded(
+        row=row,
+        post=AnswerPost(
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content=_labelled(conversation, ask, _readable(ask, source, resolved))
-            if resolved is not None
-            else _readable(ask, source, resolved),
+            display=_labelled(conversation, ask, readable) if resolved is not None else readable,
             metadata={"structured_answer": envelope},
             lock_event={"kind": "ask", "message_id": ask_message.pk, "field": ask["field"]},
-        )
+        ),
+        link=_linker(row),
+        outcome="answered" if resolved is not None else "skipped",
+        draft=str(ask_message.pk),
+    )
+
+
+def _linker(row: StructuredAnswer) -> Callable[[Message], None]:
+    def link(message: Message) -> None:
         StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
-        outcome = "answered" if resolved is not None else "skipped"
-        metrics.on_commit(lambda: metrics.ANSWERS.labels("ask", outcome).inc())
-        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{ask_message.pk}")
         row.user_message = message
-    return row, message
+
+    return link
 
 
 def _record(
@@ -478,68 +542,70 @@ def ask_answer_change(
     if source not in (Source.OPTION_CLICK, Source.FREE_TEXT):
         raise ChatError("answer_source_invalid", _("Choose an option or type your answer."))
     resolved = answer_resolve(ask, source=source, value=value, text=text)
-    with transaction.atomic():
-        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
-        latest = selectors.answer_for_ask(ask_message=ask_message)
-        if latest is None:
-            raise ChatError(
-                "questionnaire_not_answered",
-                _("This question has no answer to change yet."),
-                status=409,
-            )
-        if latest.pk != version:
-            raise _ask_stale(latest)
-        if resolved is None or resolved.value == latest.value:
-            raise ChatError(
-                "answer_unchanged",
-                _("Nothing changed: choose another answer, or keep the one you sent."),
-            )
-        try:
-            with transaction.atomic():
-                row = _record(
-                    conversation,
-                    ask_message=ask_message,
-                    turn_id=latest.turn_id,
-                    field=latest.field,
-                    source=Source.EDIT,
-                    resolved=resolved,
-                    shown=question_shown(ask),
-                    raw_text=text.strip(),
-                    amends=latest,
-                )
-        except IntegrityError:
-            raise _ask_stale(selectors.answer_for_ask(ask_message=ask_message)) from None
-        envelope: StructuredAnswerEnvelope = {
-            "type": "structured_answer",
-            "field": row.field,
-            "value": row.value,
-            "display_text": row.display_text,
-            "source": Source.EDIT,
-            "turn_id": row.turn_id,
-            "provenance": AMENDED,
-        }
-        if latest.user_message_id is not None:
-            envelope["amends"] = latest.user_message_id
-        if row.raw_text:
-            envelope["raw_text"] = row.raw_text
-        was = latest.display_text if latest.value is not None else _("skipped")
-        now = row.display_text
-        message = answer_post(
-            conversation=conversation,
-            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content=_("Changed my answer: %(question)s %(now)s (was: %(was)s)")
-            % {"question": ask.get("question", ""), "now": now, "was": was},
-            metadata={"structured_answer": envelope},
-            lock_event={
-                "kind": "ask",
-                "message_id": ask_message.pk,
-                "field": row.field,
-                "version": row.pk,
-            },
+    change = AskChange(
+        ask_message=ask_message, ask=ask, version=version, resolved=resolved, text=text
+    )
+    answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=change)
+    return cast(StructuredAnswer, answered.recorded.row)
+
+
+def _change_row(conversation: Conversation, change: AskChange) -> Recorded:
+    ask, ask_message, resolved = change.ask, change.ask_message, change.resolved
+    latest = selectors.answer_for_ask(ask_message=ask_message)
+    if latest is None:
+        raise ChatError(
+            "questionnaire_not_answered",
+            _("This question has no answer to change yet."),
+            status=409,
         )
-        StructuredAnswer.objects.filter(pk=row.pk).update(user_message=message)
-        row.user_message = message
-    return row
+    if latest.pk != change.version:
+        raise _ask_stale(latest)
+    if resolved is None or resolved.value == latest.value:
+        raise ChatError(
+            "answer_unchanged",
+            _("Nothing changed: choose another answer, or keep the one you sent."),
+        )
+    row = _record(
+        conversation,
+        ask_message=ask_message,
+        turn_id=latest.turn_id,
+        field=latest.field,
+        source=Source.EDIT,
+        resolved=resolved,
+        shown=question_shown(ask),
+        raw_text=change.text.strip(),
+        amends=latest,
+    )
+    envelope: StructuredAnswerEnvelope = {
+        "type": "structured_answer",
+        "field": row.field,
+        "value": row.value,
+        "display_text": row.display_text,
+        "source": Source.EDIT,
+        "turn_id": row.turn_id,
+        "provenance": AMENDED,
+    }
+    if latest.user_message_id is not None:
+        envelope["amends"] = latest.user_message_id
+    if row.raw_text:
+        envelope["raw_text"] = row.raw_text
+    was = latest.display_text if latest.value is not None else _("skipped")
+    display = _("Changed my answer: %(question)s %(now)s (was: %(was)s)") % {
+        "question": ask.get("question", ""),
+        "now": row.display_text,
+        "was": was,
+    }
+    lock = {"kind": "ask", "message_id": ask_message.pk, "field": row.field, "version": row.pk}
+    return Recorded(
+        row=row,
+        post=AnswerPost(
+            content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+            display=display,
+            metadata={"structured_answer": envelope},
+            lock_event=lock,
+        ),
+        link=_linker(row),
+    )
 
 
 def _ask_stale(latest: StructuredAnswer | None) -> ChatError:

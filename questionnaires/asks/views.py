@@ -5,20 +5,20 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message
+from chat.edge.answers import Notice, answer_response, refused_page
 from chat.edge.forms import MessageForm
-from chat.edge.http import HtmxRequest, card_notice_add, conversation_for_page
+from chat.edge.http import HtmxRequest, conversation_for_page
 from chat.edge.page import conversation_page, refusal_view
 from questionnaires.asks import selectors, services
 from questionnaires.asks.kind import KIND
 from questionnaires.asks.models import StructuredAnswer
-from questionnaires.asks.presenter import ask_view_single, state_panel
+from questionnaires.asks.presenter import AskView, ask_view_single, state_panel
 from questionnaires.registry import Refused
 
 ACTIONS = {
@@ -66,25 +66,18 @@ def ask_answer_view(request: HtmxRequest, conversation_id: int, message_id: int)
         "value": request.POST.get("value"),
         "raw_text": text if action == "free_text" else "",
     }
-    error, status = "", 200
+    error = None
     try:
         services.ask_answer(conversation=conversation, answer=answer, ask_message=message)
     except ChatError as exc:
-        error, status = exc.message, exc.status
-    if not request.htmx:
-        if not error:
-            return redirect("chat:conversation", conversation_id=conversation.pk)
-        view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-        if view.answer is not None:  # answered elsewhere: nothing to fix, post-redirect-get
-            card_notice_add(request, message_id=message.pk, code="answered", text=error)
-            url = reverse("chat:conversation", args=[conversation.pk])
-            return redirect(f"{url}#msg-{message.pk}")
-        refused = Refused(KIND.name, message.pk, view)
-        context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
-        return render(request, "chat/conversation.html", context, status=status)
-    view = ask_view_single(conversation=conversation, message=message, error=error, typed=text)
-    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
-    return render(request, "chat/asks/answer_response.html", context, status=status)
+        error = exc
+    view = ask_view_single(
+        conversation=conversation, message=message, error=error.message if error else "", typed=text
+    )
+    notice = None
+    if error is not None and view.answer is not None:  # answered elsewhere: nothing to fix
+        notice = Notice(message_id=message.pk, code="answered", text=error.message)
+    return _answer_response(request, conversation, message, view, error, notice)
 
 
 @login_required
@@ -96,7 +89,7 @@ def ask_change_view(request: HtmxRequest, conversation_id: int, message_id: int)
     message = _ask(conversation, message_id)
     free = request.POST.get("action") == "free_text"
     text = request.POST.get("text", "") if free else ""
-    error, status = "", 200
+    error = None
     try:
         services.ask_answer_change(
             conversation=conversation,
@@ -109,21 +102,37 @@ def ask_change_view(request: HtmxRequest, conversation_id: int, message_id: int)
             text=text,
         )
     except ChatError as exc:
-        error, status = exc.message, exc.status
-    if not request.htmx:
-        if not error:
-            return redirect("chat:conversation", conversation_id=conversation.pk)
-        view = ask_view_single(
-            conversation=conversation, message=message, error=error, typed=text, changing=True
-        )
-        refused = Refused(KIND.name, message.pk, view)
-        context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
-        return render(request, "chat/conversation.html", context, status=status)
+        error = exc
     view = ask_view_single(
-        conversation=conversation, message=message, error=error, typed=text, changing=True
+        conversation=conversation,
+        message=message,
+        error=error.message if error else "",
+        typed=text,
+        changing=True,
     )
-    context = {"ask": view, "card": view, "panel": state_panel(conversation=conversation)}
-    return render(request, "chat/asks/answer_response.html", context, status=status)
+    return _answer_response(request, conversation, message, view, error)
+
+
+def _answer_response(
+    request: HtmxRequest,
+    conversation: Conversation,
+    message: Message,
+    view: AskView,
+    error: ChatError | None,
+    notice: Notice | None = None,
+) -> HttpResponse:
+    """The ask again (htmx: with the state panel), the page again without JavaScript."""
+    return answer_response(
+        request,
+        conversation=conversation,
+        error=error,
+        fragment=lambda: (
+            "chat/asks/answer_response.html",
+            {"ask": view, "card": view, "panel": state_panel(conversation=conversation)},
+        ),
+        page=refused_page(conversation, Refused(KIND.name, message.pk, view)),
+        notice=notice,
+    )
 
 
 def _version(raw: str) -> int:

@@ -17,8 +17,12 @@ from questionnaires.elicitations.selectors import (
     elicitation_open_for_drafts,
     elicitation_waiting,
 )
-from questionnaires.elicitations.services import elicitation_wait_expire, elicitations_stop
-from questionnaires.registry import Kind, RunEffect
+from questionnaires.elicitations.services import (
+    answer_row,
+    elicitation_wait_expire,
+    elicitations_stop,
+)
+from questionnaires.registry import Answering, Kind, RunEffect
 
 KIND = Kind(
     name=KIND_NAME,
@@ -40,4 +44,5 @@ KIND = Kind(
     analytics="questionnaires.elicitations.analytics",
     admin="questionnaires.elicitations.admin",
     mcp_elicitation="questionnaires.elicitations.services",
+    answering=Answering(record=answer_row),
 )

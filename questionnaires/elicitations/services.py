@@ -29,25 +29,23 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Role, Run, Wait, WaitStatus
+from chat.core.models import Conversation, Message, Role, Run, Wait, WaitStatus
 from chat.core.services import event_emit, message_create
 from chat.core.waits import wait_close, wait_limit_problem, waits_lock
-from chat.obs import metrics
-from questionnaires.drafts import draft_clear
-from questionnaires.elicitations.links import MAX_URL, link_of
+from questionnaires.answering import answer_record
+from questionnaires.elicitations.links import MAX_URL, Link, link_of
 from questionnaires.elicitations.models import (
     KIND_NAME,
     Elicitation,
     ElicitationMode,
     ElicitationStatus,
 )
-from questionnaires.elicitations.presenter import card_key
 from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read, validate_content
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.protocol.provenance import PROVENANCE_META_KEY, field_provenance
-from questionnaires.registry import wait_open
+from questionnaires.registry import Recorded, wait_open
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -144,26 +142,16 @@ def elicitation_open(
     with transaction.atomic():
         waits_lock(conversation)
         refusal = refusal or _over_limit(conversation, run, call_id)
-        card_message = message_create(
-            conversation=conversation,
-            role=Role.ASSISTANT,
-            content=intro,
-            metadata={"kind": "elicitation", "elicitation": {"server": server, "mode": mode}},
-            run=run,
-        )
+        card_message = _card_message(conversation, run, intro, server, mode)
         row = Elicitation.objects.create(
             conversation=conversation,
             run_id=run_id,
             message=card_message,
             server_name=server,
-            tool_name=str(tool_name or "")[:200],
             tool_call_id=call_id,
-            mode=mode if mode in ElicitationMode.values else ElicitationMode.FORM,
-            prompt=str(message or "")[:MAX_PROMPT],
-            requested_schema=requested_schema if isinstance(requested_schema, dict) else None,
-            url=(link.href if link and link.openable else str(url or ""))[:MAX_URL],
-            remote_id=str(remote_id or "")[:200],
-            input_key=str(input_key or "")[:200],
+            **_request_fields(
+                tool_name, mode, message, requested_schema, url, link, remote_id, input_key
+            ),
             session_ref=str(session_ref or "")[:64],
             status=Status.REFUSED if refusal else Status.PENDING,
             refused_code=refusal[0] if refusal else "",
@@ -175,6 +163,41 @@ def elicitation_open(
     if refusal:
         raise ElicitationRefused(refusal[0], refusal[1], elicitation=row)
     return row
+
+
+def _card_message(
+    conversation: Conversation, run: Run | None, intro: str, server: str, mode: str
+) -> Message:
+    """The assistant message the card is attached to (people read it; the model never)."""
+    return message_create(
+        conversation=conversation,
+        role=Role.ASSISTANT,
+        content=intro,
+        metadata={"kind": "elicitation", "elicitation": {"server": server, "mode": mode}},
+        run=run,
+    )
+
+
+def _request_fields(
+    tool_name: str,
+    mode: str,
+    message: str,
+    requested_schema: Mapping[str, object] | None,
+    url: str | None,
+    link: Link | None,
+    remote_id: str | None,
+    input_key: str,
+) -> dict[str, object]:
+    """The server's request as stored: each value of the kind and length its column takes."""
+    return {
+        "tool_name": str(tool_name or "")[:200],
+        "mode": mode if mode in ElicitationMode.values else ElicitationMode.FORM,
+        "prompt": str(message or "")[:MAX_PROMPT],
+        "requested_schema": requested_schema if isinstance(requested_schema, dict) else None,
+        "url": (link.href if link and link.openable else str(url or ""))[:MAX_URL],
+        "remote_id": str(remote_id or "")[:200],
+        "input_key": str(input_key or "")[:200],
+    }
 
 
 def _over_limit(
@@ -251,21 +274,10 @@ def elicitation_answer(
     if action == "accept" and _nobody_waits(elicitation):
         # A link shown for -32042: its call has returned and no session will say "done".
         status["accept"] = Status.COMPLETED
-    with transaction.atomic():
-        done = Elicitation.objects.filter(
-            pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
-        ).update(
-            status=status[action], content=content, answered_by=user, answered_at=timezone.now()
-        )
-        if done != 1:
-            elicitation.refresh_from_db()
-            _refuse_if_closed(elicitation)
-            raise AssertionError("unreachable: a pending elicitation that can't be answered")
-        draft_clear(conversation=elicitation.conversation, card=card_key(elicitation.pk))
-        _locked(elicitation, status[action])
-        wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[status[action]])
-        outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[action]
-        metrics.on_commit(lambda: metrics.ANSWERS.labels("elicitation", outcome).inc())
+    answer = ElicitationAnswer(
+        elicitation=elicitation, action=action, status=status[action], content=content, user=user
+    )
+    answer_record(conversation=elicitation.conversation, kind=KIND_NAME, answer=answer)
     elicitation.refresh_from_db()
     return elicitation
 
@@ -306,6 +318,44 @@ def elicitation_expire(*, elicitation: Elicitation) -> bool:
     return _close(elicitation.pk, Status.EXPIRED)
 
 
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    """A checked answer to a pending card, on the one answer path (`answer_row`)."""
+
+    elicitation: Elicitation
+    action: str
+    status: str
+    content: Mapping[str, object] | None
+    user: User
+
+
+def answer_row(conversation: Conversation, answer: object) -> Recorded:
+    """The kind's `record` on the one answer path (under the conversation's lock): the card
+    answered exactly once, locked in every tab, its wait closed (which resumes the run
+    that holds the tool call). No chat message: the answer goes back to that call."""
+    if not isinstance(answer, ElicitationAnswer):
+        raise TypeError(answer)
+    elicitation = answer.elicitation
+    done = Elicitation.objects.filter(
+        pk=elicitation.pk, status=Status.PENDING, expires_at__gt=timezone.now()
+    ).update(
+        status=answer.status,
+        content=answer.content,
+        answered_by=answer.user,
+        answered_at=timezone.now(),
+    )
+    if done != 1:
+        elicitation.refresh_from_db()
+        _refuse_if_closed(elicitation)
+        raise AssertionError("unreachable: a pending elicitation that can't be answered")
+    _locked(elicitation, answer.status)
+    wait_close(ref=wait_ref(elicitation.pk), status=WAIT_STATUS[Status(answer.status)])
+    outcome = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[answer.action]
+    return Recorded(
+        row=elicitation, outcome=outcome, draft=str(elicitation.pk), answers_the_wait=True
+    )
+
+
 def _nobody_waits(elicitation: Elicitation) -> bool:
     return (
         elicitation.mode == ElicitationMode.URL
@@ -343,6 +393,8 @@ def _close(
     wasn't in such a state any more."""
     with transaction.atomic():
         row = Elicitation.objects.filter(pk=pk).only("conversation_id").first()
+        if row is not None:  # the conversation first, as the answer path locks them
+            Conversation.objects.select_for_update().only("id").get(pk=row.conversation_id)
         changed = Elicitation.objects.filter(pk=pk, status__in=(Status.PENDING, *also)).update(
             status=status, refused_code=code, refused_reason=reason
         )

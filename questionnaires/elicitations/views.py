@@ -9,15 +9,13 @@ from collections.abc import Mapping
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from chat.core.errors import ChatError
-from chat.edge.forms import MessageForm
+from chat.edge.answers import answer_response, refused_page
 from chat.edge.http import HtmxRequest, conversation_for_page, signed_in
-from chat.edge.page import conversation_page
 from questionnaires.elicitations.kind import KIND
 from questionnaires.elicitations.models import Elicitation
 from questionnaires.elicitations.presenter import ElicitationDraft, elicitation_card
@@ -37,7 +35,7 @@ def elicitation_answer_view(
         row = elicitation_get(conversation=conversation, elicitation_id=elicitation_id)
     except ChatError:
         raise Http404() from None
-    draft, status = None, 200
+    draft, error = None, None
     actions = request.POST.getlist("action")  # two actions at once are no answer
     try:
         row = elicitation_answer(
@@ -47,22 +45,22 @@ def elicitation_answer_view(
             user=signed_in(request),
             zone=timezone.get_current_timezone(),
         )
-    except ChatError as error:
-        draft = ElicitationDraft(_typed(error), error.field_messages(), error.message)
-        status = error.status
+    except ChatError as refused:
+        draft = ElicitationDraft(_typed(refused), refused.field_messages(), refused.message)
+        error = refused
         row.refresh_from_db()
     else:
         if row.mode == "url" and row.action == "accept":
             return _opening(request, row)
     card = elicitation_card(row, draft=draft)
-    if request.htmx:
-        return render(request, KIND.card_template, {"card": card}, status=status)
-    if status == 200:
-        url = reverse("chat:conversation", args=[conversation.pk])
-        return redirect(f"{url}#{card.dom_id}")
-    refused = Refused(KIND.name, row.message_id, card)
-    context = conversation_page(conversation=conversation, form=MessageForm(), refused=refused)
-    return render(request, "chat/conversation.html", context, status=status)
+    return answer_response(
+        request,
+        conversation=conversation,
+        error=error,
+        fragment=lambda: (KIND.card_template, {"card": card}),
+        page=refused_page(conversation, Refused(KIND.name, row.message_id, card)),
+        anchor=card.dom_id,
+    )
 
 
 def _typed(error: ChatError) -> dict[str, list[str]]:

@@ -10,19 +10,25 @@ API, MCP) goes through `interactive_form_answer`; plain text goes through
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import cast
 
-from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role, RunStatus
-from chat.core.services import answer_post, message_create
-from chat.obs import metrics
-from questionnaires.drafts import draft_clear
-from questionnaires.forms.models import TOOL_NAME, FormStatus, form_questions
-from questionnaires.forms.presenter import DRAFT_PREFIX
+from chat.core.services import message_create
+from questionnaires.answering import answer_record
+from questionnaires.forms.models import (
+    KIND_NAME,
+    TOOL_NAME,
+    FormQuestion,
+    FormStatus,
+    InteractiveForm,
+    form_questions,
+)
 from questionnaires.forms.selectors import form_for_ask
 from questionnaires.forms.services import (
     CheckedAnswer,
@@ -39,7 +45,7 @@ from questionnaires.forms.services import (
 )
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.provenance import AMENDED
-from questionnaires.registry import input_refuse_if_waiting
+from questionnaires.registry import AnswerPost, Recorded, input_refuse_if_waiting
 
 ACTIVE_RUN = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.SUSPENDED)
 
@@ -54,20 +60,52 @@ def interactive_form_answer(*, conversation: Conversation, payload: object) -> M
     checked = form_check_answer(
         conversation_id=conversation.pk, payload=payload, lang=conversation.language
     )
-    with transaction.atomic():
-        if not form_resolve(checked=checked):
-            raise ChatError(
-                "interactive_form_not_pending",
-                _("This form was already answered."),
-                status=409,
-            )
-        _tool_result_store(conversation, checked)
-        message = _user_message(conversation, checked)
-        form_link_answer_message(form=checked.form, message_id=message.pk)
-        outcome = "answered" if checked.status == "answered" else "cancelled"
-        metrics.on_commit(lambda: metrics.ANSWERS.labels("form", outcome).inc())
-        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{checked.form.ask_id}")
-    return message
+    answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=checked)
+    return cast(Message, answered.message)  # a form's answer always posts one
+
+
+@dataclass(frozen=True)
+class FormChange:
+    """A change of answer `version` of an answered form (issue 27), checked: its new
+    `answers` and the questions whose answer `changed`."""
+
+    form: InteractiveForm
+    version: int
+    answers: dict[str, str | list[str]]
+    before: Mapping[str, str | list[str]]
+    changed: list[FormQuestion]
+    touched: object
+
+
+def answer_row(conversation: Conversation, answer: object) -> Recorded:
+    """The kind's `record` on the one answer path (under the conversation's lock): the
+    pending form's answer (its tool result and readable message) or a change of it."""
+    if isinstance(answer, FormChange):
+        return _change_row(conversation, answer)
+    if not isinstance(answer, CheckedAnswer):
+        raise TypeError(answer)
+    if not form_resolve(checked=answer):
+        raise ChatError(
+            "interactive_form_not_pending",
+            _("This form was already answered."),
+            status=409,
+        )
+    _tool_result_store(conversation, answer)
+    return Recorded(
+        row=answer.form,
+        post=_user_post(conversation, answer),
+        link=_linker(answer.form),
+        outcome="answered" if answer.status == "answered" else "cancelled",
+        draft=answer.form.ask_id,
+        answers_the_wait=True,
+    )
+
+
+def _linker(form: InteractiveForm) -> Callable[[Message], None]:
+    def link(message: Message) -> None:
+        form_link_answer_message(form=form, message_id=message.pk)
+
+    return link
 
 
 def _tool_result_store(conversation: Conversation, checked: CheckedAnswer) -> None:
@@ -91,11 +129,10 @@ def _tool_result_store(conversation: Conversation, checked: CheckedAnswer) -> No
     )
 
 
-def _user_message(conversation: Conversation, checked: CheckedAnswer) -> Message:
+def _user_post(conversation: Conversation, checked: CheckedAnswer) -> AnswerPost:
     with translation.override(conversation.language):
         summary = form_answer_summary(checked=checked)
-    return answer_post(
-        conversation=conversation,
+    return AnswerPost(
         content=summary,
         metadata={
             "interactive_form_answer": {
@@ -133,51 +170,67 @@ def interactive_form_change(
         )
     questions = form_questions(form.render_payload)
     answers = form_answers_valid(form, payload.get("answers", {}), lang=conversation.language)
-    before = (form.answer or {}).get("answers", {})
+    before: dict[str, str | list[str]] = (form.answer or {}).get("answers", {})
     changed = [q for q in questions if answers.get(q["id"]) != before.get(q["id"])]
     if not changed:
         raise ChatError(
             "answer_unchanged", _("Nothing changed: change at least one answer, or keep it.")
         )
-    with transaction.atomic():
-        if not form_answer_replace(form=form, version=version, answers=answers):
-            raise ChatError(
-                "questionnaire_version_stale",
-                _(
-                    "This answer was changed meanwhile, maybe in another tab. Here is the latest one."
-                ),
-                status=409,
-            )
-        entries = form_answer_entries(
-            questions, answers, form_touched(form, payload.get("touched", []))
+    change = FormChange(
+        form=form,
+        version=version,
+        answers=answers,
+        before=before,
+        changed=changed,
+        touched=payload.get("touched", []),
+    )
+    answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=change)
+    return cast(Message, answered.message)  # a change always posts one
+
+
+def _change_row(conversation: Conversation, change: FormChange) -> Recorded:
+    form, version, answers = change.form, change.version, change.answers
+    if not form_answer_replace(form=form, version=version, answers=answers):
+        raise ChatError(
+            "questionnaire_version_stale",
+            _("This answer was changed meanwhile, maybe in another tab. Here is the latest one."),
+            status=409,
         )
-        ids = {q["id"] for q in changed}
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("id") in ids:
-                entry["provenance"] = AMENDED
-        envelope: dict[str, JsonValue] = {
-            "type": TOOL_NAME,
-            "ask_id": form.ask_id,
-            "tool_use_id": form.tool_use_id,
-            "status": FormStatus.ANSWERED,
-            "answers": entries,
-            "amends": form.answer_message_id,
-            "version": version + 1,
-        }
-        with translation.override(conversation.language):
-            lines = [_("Changed my form answer:")]
-            for question in changed:
-                now = form_shown(question, answers.get(question["id"])) or _("(no answer)")
-                was = form_shown(question, before.get(question["id"])) or _("(no answer)")
-                lines.append(
-                    _("- %(question)s: %(now)s (was: %(was)s)")
-                    % {"question": question["question"], "now": now, "was": was}
-                )
-        message = answer_post(
-            conversation=conversation,
+    questions = form_questions(form.render_payload)
+    entries = form_answer_entries(questions, answers, form_touched(form, change.touched))
+    ids = {q["id"] for q in change.changed}
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("id") in ids:
+            entry["provenance"] = AMENDED
+    envelope: dict[str, JsonValue] = {
+        "type": TOOL_NAME,
+        "ask_id": form.ask_id,
+        "tool_use_id": form.tool_use_id,
+        "status": FormStatus.ANSWERED,
+        "answers": entries,
+        "amends": form.answer_message_id,
+        "version": version + 1,
+    }
+    return Recorded(
+        row=form,
+        post=AnswerPost(
             content=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
-            display_content="\n".join(lines),
+            display=_changed_lines(conversation, change),
             lock_event={"ask_id": form.ask_id, "status": "answered", "version": version + 1},
-        )
-        form_link_answer_message(form=form, message_id=message.pk)
-    return message
+        ),
+        link=_linker(form),
+    )
+
+
+def _changed_lines(conversation: Conversation, change: FormChange) -> str:
+    """What people read of a change: each changed question, now and before."""
+    with translation.override(conversation.language):
+        lines = [_("Changed my form answer:")]
+        for question in change.changed:
+            now = form_shown(question, change.answers.get(question["id"])) or _("(no answer)")
+            was = form_shown(question, change.before.get(question["id"])) or _("(no answer)")
+            lines.append(
+                _("- %(question)s: %(now)s (was: %(was)s)")
+                % {"question": question["question"], "now": now, "was": was}
+            )
+    return "\n".join(lines)

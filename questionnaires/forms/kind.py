@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.forms.answers import answer_row
 from questionnaires.forms.interrupts import form_pending_for_client, form_resolve_for_client
 from questionnaires.forms.models import KIND_NAME
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
@@ -14,7 +15,7 @@ from questionnaires.forms.selectors import (
     form_waiting,
     questions_asked,
 )
-from questionnaires.registry import Kind, RunEffect
+from questionnaires.registry import Answering, Kind, RunEffect
 
 KIND = Kind(
     name=KIND_NAME,
@@ -34,4 +35,5 @@ KIND = Kind(
     answered_by_message=True,
     analytics="questionnaires.forms.analytics",
     admin="questionnaires.forms.admin",
+    answering=Answering(record=answer_row),
 )

@@ -6,6 +6,7 @@ entry point, which also serves the JSON API), render the card or the composer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypedDict
 
 from django.contrib.auth.decorators import login_required
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.core.errors import ChatError
 from chat.core.models import Conversation
+from chat.edge.answers import Rendered, answer_response
 from chat.edge.forms import MessageForm
 from chat.edge.http import HtmxRequest, conversation_for_page
 from questionnaires.forms.answers import interactive_form_answer, interactive_form_change
@@ -34,20 +36,13 @@ def interactive_form_answer_view(request: HtmxRequest, conversation_id: int) -> 
     payload = _payload_from_post(
         request.POST, status=status, message=request.POST.get("message", "")
     )
-    draft, code = None, 200
+    draft, error = None, None
     try:
         interactive_form_answer(conversation=conversation, payload=payload)
-    except ChatError as error:
-        draft = FormDraft(payload["answers"], error.field_messages(), error.message)
-        code = error.status
-    else:
-        if not request.htmx:
-            return redirect("chat:conversation", conversation_id=conversation.pk)
-    card = _card(conversation, payload["tool_use_id"], draft)
-    if card is None:
-        raise Http404()
-    template = CARD_TEMPLATE if request.htmx else "questionnaires/interactive_form_page.html"
-    return render(request, template, {"card": card, "conversation": conversation}, status=code)
+    except ChatError as refused:
+        draft = FormDraft(payload["answers"], refused.field_messages(), refused.message)
+        error = refused
+    return _answer_response(request, conversation, payload["tool_use_id"], draft, error)
 
 
 @login_required
@@ -97,38 +92,73 @@ def interactive_form_change_view(
     form = form_for_ask(conversation_id=conversation.pk, ask_id=ask_id)
     if form is None or form.message is None:
         raise Http404()
-    code = 200
-    if request.method == "GET":
-        answers = (form.answer or {}).get("answers", {})
-        draft: FormDraft | None = FormDraft(answers=answers, editing=True)
-    else:
-        payload = _payload_from_post(request.POST, status="answered")
-        version = request.POST.get("version", "")
-        try:
-            if not (version.isascii() and version.isdigit() and 0 < len(version) <= 9):
-                raise ChatError("answer_invalid", _("“version” must be a positive integer."))
-            interactive_form_change(
-                conversation=conversation, ask_id=ask_id, version=int(version), payload=payload
-            )
-        except ChatError as error:
-            code = error.status
-            stale = error.code in ("questionnaire_version_stale", "questionnaire_not_answered")
-            draft = (
-                None
-                if stale
-                else FormDraft(
-                    payload["answers"], error.field_messages(), error.message, editing=True
-                )
-            )
-        else:
-            if not request.htmx:
-                return redirect("chat:conversation", conversation_id=conversation.pk)
-            draft = None
-    card = _card(conversation, form.tool_use_id, draft)
-    if card is None:
-        raise Http404()
-    template = CARD_TEMPLATE if request.htmx else "questionnaires/interactive_form_page.html"
-    return render(request, template, {"card": card, "conversation": conversation}, status=code)
+    if request.method == "POST":
+        draft, error = _change(conversation, ask_id, request.POST)
+        return _answer_response(request, conversation, form.tool_use_id, draft, error)
+    answers = (form.answer or {}).get("answers", {})
+    reopened = _card_rendered(
+        conversation,
+        form.tool_use_id,
+        FormDraft(answers=answers, editing=True),
+        CARD_TEMPLATE if request.htmx else "questionnaires/interactive_form_page.html",
+    )
+    template, context = reopened()
+    return render(request, template, context)
+
+
+def _change(
+    conversation: Conversation, ask_id: str, post: QueryDict
+) -> tuple[FormDraft | None, ChatError | None]:
+    """POST a change: the card's draft to show again (None: the latest answer) and the
+    refusal, if any."""
+    payload = _payload_from_post(post, status="answered")
+    version = post.get("version", "")
+    try:
+        if not (version.isascii() and version.isdigit() and 0 < len(version) <= 9):
+            raise ChatError("answer_invalid", _("“version” must be a positive integer."))
+        interactive_form_change(
+            conversation=conversation, ask_id=ask_id, version=int(version), payload=payload
+        )
+    except ChatError as error:
+        if error.code in ("questionnaire_version_stale", "questionnaire_not_answered"):
+            return None, error
+        return FormDraft(
+            payload["answers"], error.field_messages(), error.message, editing=True
+        ), error
+    return None, None
+
+
+def _answer_response(
+    request: HtmxRequest,
+    conversation: Conversation,
+    tool_use_id: str,
+    draft: FormDraft | None,
+    error: ChatError | None,
+) -> HttpResponse:
+    """The card again (htmx), or its page (no JavaScript), with the refusal if any."""
+    return answer_response(
+        request,
+        conversation=conversation,
+        error=error,
+        fragment=_card_rendered(conversation, tool_use_id, draft, CARD_TEMPLATE),
+        page=_card_rendered(
+            conversation, tool_use_id, draft, "questionnaires/interactive_form_page.html"
+        ),
+    )
+
+
+def _card_rendered(
+    conversation: Conversation, tool_use_id: str, draft: FormDraft | None, template: str
+) -> Callable[[], Rendered]:
+    """The form's card in `template` (its context: `card`, `conversation`); 404 if gone."""
+
+    def rendered() -> Rendered:
+        found = _card(conversation, tool_use_id, draft)
+        if found is None:
+            raise Http404()
+        return template, {"card": found, "conversation": conversation}
+
+    return rendered
 
 
 def _card(conversation: Conversation, tool_use_id: str, draft: FormDraft | None) -> FormCard | None:

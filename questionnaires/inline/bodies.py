@@ -19,6 +19,7 @@ from chat.rendering import MarkdownBudget
 from questionnaires.inline import selectors
 from questionnaires.inline.presenter import (
     DRAFT_PREFIX,
+    Answer,
     Draft,
     MessageInput,
     MessageState,
@@ -55,6 +56,38 @@ def inline_drafts(
     return own
 
 
+def _state(
+    conversation: Conversation,
+    m: Message,
+    drafts: Drafts,
+    own_answers: Mapping[str, Answer],
+    live: bool,
+    changeable: bool,
+) -> MessageState:
+    """How message `m`'s cards render: open (`live`), answered, changeable, and its URLs."""
+    answer_url = (
+        reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk])
+        if live or changeable
+        else ""
+    )
+    own = inline_drafts(drafts, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
+    return MessageState(
+        interactive=live,
+        answered=own_answers,
+        submit_url=answer_url if live else "",
+        drafts=own if live else {},
+        answer_url=answer_url if changeable else "",
+        change_url=(
+            reverse("chat:questionnaire_change", args=[conversation.pk, m.pk]) if changeable else ""
+        ),
+        page_url=(
+            reverse("chat:conversation", args=[conversation.pk]) + f"#msg-{m.pk}"
+            if changeable
+            else ""
+        ),
+    )
+
+
 def inline_bodies(
     *,
     conversation: Conversation,
@@ -76,37 +109,12 @@ def inline_bodies(
     )
     inputs, states = [], []
     for m in messages:
-        live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
         own_answers = answered.get(m.pk, {})
+        inputs.append(message_input(m, results))
+        live = m.role == Role.ASSISTANT and not m.readonly and m.seq == latest
         # Answered cards of the person's own page can be changed (issue 27), on any message.
         changeable = interactive and bool(own_answers) and not m.readonly
-        answer_url = (
-            reverse("chat:questionnaire_submit", args=[conversation.pk, m.pk])
-            if live or changeable
-            else ""
-        )
-        url = answer_url if live else ""
-        inputs.append(message_input(m, results))
-        own = inline_drafts(drafts, message_id=m.pk, call_ids=async_calls(m.tool_calls or ()))
-        states.append(
-            MessageState(
-                interactive=live,
-                answered=own_answers,
-                submit_url=url,
-                drafts=own if live else {},
-                answer_url=answer_url if changeable else "",
-                change_url=(
-                    reverse("chat:questionnaire_change", args=[conversation.pk, m.pk])
-                    if changeable
-                    else ""
-                ),
-                page_url=(
-                    reverse("chat:conversation", args=[conversation.pk]) + f"#msg-{m.pk}"
-                    if changeable
-                    else ""
-                ),
-            )
-        )
+        states.append(_state(conversation, m, drafts, own_answers, live, changeable))
     lang = translation.get_language() or "en"
     rendered = render_messages(inputs, states, markdown=MarkdownBudget, lang=lang)
     draft = refused.value if refused is not None else None

@@ -10,8 +10,8 @@ from questionnaires.inline.interrupts import inline_locate, inline_pending, inli
 from questionnaires.inline.models import KIND_NAME
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import questionnaire_open, questions_asked
-from questionnaires.inline.services import inline_turn_wait
-from questionnaires.registry import Kind
+from questionnaires.inline.services import answer_conflict, answer_row, inline_turn_wait
+from questionnaires.registry import Answering, Kind
 
 KIND = Kind(
     name=KIND_NAME,
@@ -28,4 +28,5 @@ KIND = Kind(
     turn_wait=inline_turn_wait,
     analytics="questionnaires.inline.analytics",
     admin="questionnaires.inline.admin",
+    answering=Answering(record=answer_row, conflict=answer_conflict),
 )

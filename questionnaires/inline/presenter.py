@@ -355,31 +355,8 @@ def card_view(
     qid = questionnaire.questionnaire_id
     answered = state.answered.get(qid)
     editing = draft is not None and draft.version is not None
-    mode: CardMode
-    if state.preview:
-        mode = "preview"
-    elif draft is not None:
-        mode = "interactive" if draft.still_interactive else "refused"
-    elif answered is not None:
-        mode = "answered"
-    else:
-        mode = "interactive" if state.interactive else "closed"
-    saved = state.drafts.get(qid) if mode == "interactive" and draft is None else None
-    skipped: Sequence[str] = ()
-    touched: Sequence[str] = ()
-    if draft is not None:
-        values, other, skipped = draft.answers, draft.other_text, draft.skipped
-        touched = draft.touched
-    elif answered is not None:
-        values, other, skipped = answered.answers, answered.other_text, answered.skipped
-    elif saved is not None:  # what the person typed before a reload or in another tab
-        values, other = answers_from_form(questionnaire, saved)
-        skipped = skipped_from_form(questionnaire, saved)
-        touched = touched_from_form(questionnaire, saved)
-    elif mode in ("interactive", "preview"):
-        values, other = _defaults(questionnaire.questions), {}
-    else:
-        values, other = {}, {}
+    mode = _mode(state, draft, answered)
+    values, other, skipped, touched = _shown_values(questionnaire, state, draft, answered, mode)
     if editing and answered is not None and answered.declined and not values:
         values = _defaults(questionnaire.questions)  # a declined card reopens at its defaults
     base = dom_id("qc", message_id, qid)
@@ -412,6 +389,39 @@ def card_view(
         cancel_url=state.page_url if editing else "",
         reopened_declined=editing and answered is not None and answered.declined,
     )
+
+
+def _mode(state: MessageState, draft: Draft | None, answered: Answer | None) -> CardMode:
+    if state.preview:
+        return "preview"
+    if draft is not None:
+        return "interactive" if draft.still_interactive else "refused"
+    if answered is not None:
+        return "answered"
+    return "interactive" if state.interactive else "closed"
+
+
+def _shown_values(
+    questionnaire: Questionnaire,
+    state: MessageState,
+    draft: Draft | None,
+    answered: Answer | None,
+    mode: CardMode,
+) -> tuple[Mapping[str, object], Mapping[str, str], Sequence[str], Sequence[str]]:
+    """What the card shows chosen (values, other texts, skipped, touched): the refused or
+    reopened draft, else the answer, else the saved draft, else the defaults of an open card."""
+    if draft is not None:
+        return draft.answers, draft.other_text, draft.skipped, draft.touched
+    if answered is not None:
+        return answered.answers, answered.other_text, answered.skipped, ()
+    saved = state.drafts.get(questionnaire.questionnaire_id) if mode == "interactive" else None
+    if saved is not None:  # what the person typed before a reload or in another tab
+        values, other = answers_from_form(questionnaire, saved)
+        skipped = skipped_from_form(questionnaire, saved)
+        return values, other, skipped, touched_from_form(questionnaire, saved)
+    if mode in ("interactive", "preview"):
+        return _defaults(questionnaire.questions), {}, (), ()
+    return {}, {}, (), ()
 
 
 def _change_url(state: MessageState, questionnaire_id: str) -> str:

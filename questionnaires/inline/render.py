@@ -135,7 +135,6 @@ def render_message(
     parts: list[str] = []
     interactive: list[str] = []
     versions: list[str] = []  # answered cards that may still change: their versions
-    pending = False
     text = message.display_content or message.content
     render_md = markdown()
     try:
@@ -157,6 +156,26 @@ def render_message(
                 ),
             )
         )
+    async_parts, pending = _async_parts(message, state, draft, interactive, versions)
+    parts.extend(async_parts)
+    token = ("i" if interactive else "") + ("p" if pending else "") + "".join(versions)
+    if interactive:  # an open card's message brought up to date in place (the intake's
+        # summary after a panel edit) is a new state: every tab re-renders it.
+        token += "." + _digest(message.content)
+    return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
+
+
+def _async_parts(
+    message: MessageInput,
+    state: MessageState,
+    draft: Draft | None,
+    interactive: list[str],
+    versions: list[str],
+) -> tuple[list[str], bool]:
+    """The cards of the message's `questionnaire_async` calls (from their tool results),
+    and whether one still waits for its result."""
+    parts: list[str] = []
+    pending = False
     for call_id in async_calls(message.tool_calls):
         raw = message.tool_results.get(call_id)
         try:
@@ -185,11 +204,7 @@ def render_message(
                 pending=result is None,
             )
             parts.append(render_to_string(CARD_TEMPLATES["async_error"], {"card": view}))
-    token = ("i" if interactive else "") + ("p" if pending else "") + "".join(versions)
-    if interactive:  # an open card's message brought up to date in place (the intake's
-        # summary after a panel edit) is a new state: every tab re-renders it.
-        token += "." + _digest(message.content)
-    return RenderedMessage(mark_safe("".join(parts)), token, tuple(interactive))  # noqa: S308
+    return parts, pending
 
 
 def _digest(content: str) -> str:

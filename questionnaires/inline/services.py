@@ -1,29 +1,26 @@
 """Writes: answering an inline questionnaire card (spec 000).
 
-``questionnaire_answer`` owns the rules (lock, latest-only, readonly, answered once,
-answers valid, one Submission row) and ends, like every kind, in the core's
-``answer_post`` (the user message, the lock in every tab, the next run).
+``answer_row`` owns the kind's rules (latest-only, readonly, answered once, answers valid,
+one Submission row); ``questionnaire_answer`` hands it to the one answer path
+(``questionnaires.answering``: the lock, the post, the metric, the draft), like every kind.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core import selectors as core_selectors
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Run
-from chat.core.services import answer_post
-from chat.obs import metrics
-from questionnaires.drafts import draft_clear
+from questionnaires.answering import answer_record
 from questionnaires.inline import selectors
 from questionnaires.inline.models import KIND_NAME, Submission
-from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import not_found, questionnaire_find
 from questionnaires.protocol import (
     AnswerInvalid,
@@ -34,7 +31,7 @@ from questionnaires.protocol import (
 )
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.response import other_label
-from questionnaires.registry import input_refuse_if_waiting, wait_open
+from questionnaires.registry import AnswerPost, Recorded, wait_open
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +39,23 @@ class SubmitResult:
     submission: Submission
     card_message: Message
     user_message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class InlineAnswer:
+    """One answer to an inline card, as `questionnaire_answer` takes it (the kind's own
+    request value on the one answer path)."""
+
+    message_id: int
+    questionnaire_id: str
+    answers: Mapping[str, str | Sequence[str]]
+    other_text: Mapping[str, str]
+    user: User | None
+    lang: str
+    skipped: Sequence[str] = ()
+    declined: bool = False
+    version: int | None = None
+    touched: Sequence[str] = ()
 
 
 def questionnaire_answer(
@@ -68,75 +82,122 @@ def questionnaire_answer(
     never "kept the default" (DESIGN §4.14).  Each version is recorded exactly once: a change of a version that is no
     longer the latest (another tab changed it first) is 409 ``questionnaire_version_stale``.
 
-    The conversation row is locked first, so concurrent submits run one after another;
-    the unique (conversation, questionnaire_id, version) constraint backs that up.
+    The conversation row is locked first (`questionnaires.answering`), so concurrent
+    submits run one after another; the unique (conversation, questionnaire_id, version)
+    constraint backs that up.
     """
-    with transaction.atomic():
-        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
-        message = Message.objects.filter(conversation_id=conversation.pk, pk=message_id).first()
-        questionnaire = questionnaire_find(
-            conversation_id=conversation.pk,
-            message=message,
-            questionnaire_id=questionnaire_id,
-            lang=lang,
-        )
-        if message is None:  # questionnaire_find raised already; this tells the type checker
-            raise not_found()
-        if version is None:
-            _check_state(
-                conversation=conversation, message=message, questionnaire_id=questionnaire_id
-            )
-            previous = None
-        else:
-            previous = _check_change(
-                conversation=conversation,
-                message=message,
-                questionnaire_id=questionnaire_id,
-                version=version,
-            )
-        built = _built(
-            questionnaire,
-            answers=answers,
-            other_text=other_text,
-            skipped=skipped,
-            declined=declined,
-            previous=previous,
-            lang=lang,
-            touched=touched,
-        )
-        try:
-            with transaction.atomic():
-                submission = Submission.objects.create(
-                    conversation_id=conversation.pk,
-                    message=message,
-                    questionnaire_id=questionnaire_id,
-                    answers={} if declined else dict(answers),
-                    other_text={} if declined else dict(other_text),
-                    skipped=[] if declined else [q for q in skipped if isinstance(q, str)],
-                    status=Submission.Status.DECLINED if declined else Submission.Status.SUBMITTED,
-                    version=1 if previous is None else previous.version + 1,
-                    payload=built.payload,
-                    shown=card_shown(questionnaire, lang=lang),
-                    submitted_by=user,
-                )
-        except IntegrityError:
-            raise _already_submitted() if previous is None else _stale() from None
-        input_refuse_if_waiting(conversation=conversation)
-        user_message = answer_post(
-            conversation=conversation,
-            content=built.envelope,
-            display_content=built.display,
-            lock_event={
-                "message_id": message.pk,
-                "questionnaire_id": questionnaire_id,
-                "version": submission.version,
-            },
-        )
+    answer = InlineAnswer(
+        message_id=message_id,
+        questionnaire_id=questionnaire_id,
+        answers=answers,
+        other_text=other_text,
+        user=user,
+        lang=lang,
+        skipped=skipped,
+        declined=declined,
+        version=version,
+        touched=touched,
+    )
+    answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=answer)
+    submission = cast(Submission, answered.recorded.row)
+    user_message = cast(Message, answered.message)  # an inline answer always posts one
+    return SubmitResult(
+        submission=submission, card_message=submission.message, user_message=user_message
+    )
+
+
+def answer_row(conversation: Conversation, answer: object) -> Recorded:
+    """The kind's `record` on the one answer path: check the card, write its Submission
+    (under the conversation's lock, in a savepoint) and say what to post."""
+    if not isinstance(answer, InlineAnswer):
+        raise TypeError(answer)
+    message = Message.objects.filter(conversation_id=conversation.pk, pk=answer.message_id).first()
+    questionnaire = questionnaire_find(
+        conversation_id=conversation.pk,
+        message=message,
+        questionnaire_id=answer.questionnaire_id,
+        lang=answer.lang,
+    )
+    if message is None:  # questionnaire_find raised already; this tells the type checker
+        raise not_found()
+    previous = _previous(conversation, message, answer)
+    built = _built(
+        questionnaire,
+        answers=answer.answers,
+        other_text=answer.other_text,
+        skipped=answer.skipped,
+        declined=answer.declined,
+        previous=previous,
+        lang=answer.lang,
+        touched=answer.touched,
+    )
+    submission = _submission_create(conversation, message, answer, questionnaire, built, previous)
+
+    def link(user_message: Message) -> None:
         submission.user_message = user_message
         submission.save(update_fields=["user_message"])
-        metrics.on_commit(lambda: metrics.ANSWERS.labels("inline", "answered").inc())
-        draft_clear(conversation=conversation, card=f"{DRAFT_PREFIX}:{questionnaire_id}")
-    return SubmitResult(submission=submission, card_message=message, user_message=user_message)
+
+    lock = {"message_id": message.pk, "questionnaire_id": answer.questionnaire_id}
+    return Recorded(
+        row=submission,
+        post=AnswerPost(
+            content=built.envelope,
+            display=built.display,
+            lock_event={**lock, "version": submission.version},
+        ),
+        link=link,
+        outcome="answered",
+        draft=answer.questionnaire_id,
+    )
+
+
+def answer_conflict(conversation: Conversation, answer: object) -> Exception:
+    """The unique (conversation, questionnaire_id, version) refused the row: another tab
+    answered (or changed) this version first."""
+    if not isinstance(answer, InlineAnswer):
+        raise TypeError(answer)
+    return _already_submitted() if answer.version is None else _stale()
+
+
+def _previous(
+    conversation: Conversation, message: Message, answer: InlineAnswer
+) -> Submission | None:
+    """The answer being changed (None for a first answer), after the card's 409s."""
+    if answer.version is None:
+        _check_state(
+            conversation=conversation, message=message, questionnaire_id=answer.questionnaire_id
+        )
+        return None
+    return _check_change(
+        conversation=conversation,
+        message=message,
+        questionnaire_id=answer.questionnaire_id,
+        version=answer.version,
+    )
+
+
+def _submission_create(
+    conversation: Conversation,
+    message: Message,
+    answer: InlineAnswer,
+    questionnaire: Questionnaire,
+    built: BuiltResponse,
+    previous: Submission | None,
+) -> Submission:
+    declined = answer.declined
+    return Submission.objects.create(
+        conversation_id=conversation.pk,
+        message=message,
+        questionnaire_id=answer.questionnaire_id,
+        answers={} if declined else dict(answer.answers),
+        other_text={} if declined else dict(answer.other_text),
+        skipped=[] if declined else [q for q in answer.skipped if isinstance(q, str)],
+        status=Submission.Status.DECLINED if declined else Submission.Status.SUBMITTED,
+        version=1 if previous is None else previous.version + 1,
+        payload=built.payload,
+        shown=card_shown(questionnaire, lang=answer.lang),
+        submitted_by=answer.user,
+    )
 
 
 # How each question type is shown on a card (templates/questionnaires/cards/questionnaire.html).

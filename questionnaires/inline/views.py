@@ -6,14 +6,13 @@ adapts HTTP (htmx, plain form POST, JSON) to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import cast
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import TypedDict, cast
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -21,8 +20,9 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.core import selectors
 from chat.core.errors import ChatError, NotFound
 from chat.core.models import Conversation, Message
+from chat.edge.answers import Notice, Rendered, answer_response, refused_page
 from chat.edge.forms import MessageForm
-from chat.edge.http import HtmxRequest, card_notice_add, error_response, json_body, signed_in
+from chat.edge.http import HtmxRequest, json_body, signed_in
 from chat.edge.page import conversation_page, message_items_for
 from questionnaires.inline.kind import KIND
 from questionnaires.inline.presenter import (
@@ -53,40 +53,36 @@ def questionnaire_submit_view(
     )
     try:
         posted = _submitted(request, conversation, message, lang)
-        questionnaire_id = posted.questionnaire_id
-        draft = Draft(
-            questionnaire_id=questionnaire_id,
-            answers=posted.answers,
-            other_text=posted.other_text,
-            skipped=posted.skipped,
-            version=posted.version,
-            touched=posted.touched,
-        )
+        draft = posted.draft()
         result = questionnaire_answer(
             conversation=conversation,
             message_id=message.pk,
-            questionnaire_id=questionnaire_id,
-            answers=posted.answers,
-            other_text=posted.other_text,
             user=signed_in(request),
             lang=lang,
-            skipped=posted.skipped,
-            declined=posted.declined,
-            version=posted.version,
-            touched=posted.touched,
+            **posted.answer(),
         )
     except ChatError as refused:
         return _refused(request, conversation, message, draft, refused)
-    if _wants_json(request):
-        body = {"message_id": result.user_message.pk, "seq": result.user_message.seq}
-        extra = {"questionnaire_id": questionnaire_id, "version": result.submission.version}
-        return JsonResponse({**body, **extra}, status=201)
-    if not request.htmx:
-        url = reverse("chat:conversation", args=[conversation.pk])
-        return redirect(f"{url}#msg-{result.user_message.pk}")
+    return answer_response(
+        request,
+        conversation=conversation,
+        error=None,
+        fragment=lambda: _done(conversation, message),
+        anchor=f"msg-{result.user_message.pk}",
+        json_api=True,
+        created=lambda: {
+            "message_id": result.user_message.pk,
+            "seq": result.user_message.seq,
+            "questionnaire_id": posted.questionnaire_id,
+            "version": result.submission.version,
+        },
+    )
+
+
+def _done(conversation: Conversation, message: Message) -> Rendered:
+    """The answered card, locked (htmx)."""
     (card_item,) = message_items_for(conversation=conversation, messages=[message])
-    context = {"card_item": card_item}
-    return render(request, "questionnaires/submit_done.html", context)
+    return "questionnaires/submit_done.html", {"card_item": card_item}
 
 
 def _wants_json(request: HtmxRequest) -> bool:
@@ -115,6 +111,40 @@ class _Posted:
     declined: bool = False
     version: int | None = None
     touched: list[str] = field(default_factory=list)
+
+    def draft(self) -> Draft:
+        """What the card shows again if the answer is refused."""
+        return Draft(
+            questionnaire_id=self.questionnaire_id,
+            answers=self.answers,
+            other_text=self.other_text,
+            skipped=self.skipped,
+            version=self.version,
+            touched=self.touched,
+        )
+
+    def answer(self) -> _Answer:
+        return {
+            "questionnaire_id": self.questionnaire_id,
+            "answers": self.answers,
+            "other_text": self.other_text,
+            "skipped": self.skipped,
+            "declined": self.declined,
+            "version": self.version,
+            "touched": self.touched,
+        }
+
+
+class _Answer(TypedDict):
+    """`questionnaire_answer`'s keywords from what was posted."""
+
+    questionnaire_id: str
+    answers: Mapping[str, str | Sequence[str]]
+    other_text: Mapping[str, str]
+    skipped: Sequence[str]
+    declined: bool
+    version: int | None
+    touched: Sequence[str]
 
 
 def _submitted(
@@ -210,19 +240,12 @@ def _refused(
     user's selections: just the message for htmx, the whole page without JavaScript.
     A card answered elsewhere (a stale tab) shows the accepted answer instead of the
     draft; static/js/chat.js then loads the messages this tab missed."""
-    if _wants_json(request):
-        return error_response(refused)
-    if refused.status == 404:
-        raise Http404(refused.message)
-    status = refused.status
+    notice: Notice | None = None
     shown: Refused | None = None
-    notice = None
     if refused.code in ("questionnaire_already_submitted", "questionnaire_version_stale"):
-        notice = {
-            "message_id": message.pk,
-            "code": refused.code,
-            "text": _elsewhere_text(conversation, message, draft, refused),
-        }
+        if not _wants_json(request) and refused.status != 404:
+            text = _elsewhere_text(conversation, message, draft, refused)
+            notice = Notice(message_id=message.pk, code=refused.code, text=text)
     else:
         shown = Refused(
             kind=KIND.name,
@@ -235,17 +258,25 @@ def _refused(
                 still_interactive=refused.code == "answer_invalid",
             ),
         )
-    if request.htmx:
+
+    def fragment() -> Rendered:
         (item,) = message_items_for(conversation=conversation, messages=[message], refused=shown)
-        fragment = {"item": item, "notice": notice}
-        return render(request, "chat/conversation.html#message", fragment, status=status)
-    if notice is not None:  # nothing to fix: back to the conversation (a reload never re-posts)
-        card_notice_add(request, message_id=message.pk, code=refused.code, text=str(notice["text"]))
-        url = reverse("chat:conversation", args=[conversation.pk])
-        return redirect(f"{url}#msg-{message.pk}")
-    context = conversation_page(conversation=conversation, form=MessageForm(), refused=shown)
-    context["notice"] = notice
-    return render(request, "chat/conversation.html", context, status=status)
+        shown_notice = None if notice is None else asdict(notice)
+        return "chat/conversation.html#message", {"item": item, "notice": shown_notice}
+
+    def page() -> Rendered:
+        template, context = refused_page(conversation, shown)()
+        return template, {**context, "notice": None}
+
+    return answer_response(
+        request,
+        conversation=conversation,
+        error=refused,
+        fragment=fragment,
+        page=page,
+        notice=notice,
+        json_api=True,
+    )
 
 
 def _elsewhere_text(

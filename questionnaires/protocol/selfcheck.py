@@ -69,6 +69,29 @@ def self_check(
     if reply is None and not (budget is not None and any(tool_cards)):
         return SelfCheckResult(passed=True)
     reply = reply or ""
+    issues, present, cards = _block_issues(reply, lang)
+    for name in sorted(set(required_names) - present):
+        error = make_error("selfcheck.name_missing", "", lang, name=name)
+        issues.append(SelfCheckIssue(name, None, error.code, error.path, error.message))
+    if budget is not None and budget.limited:
+        issues.extend(
+            SelfCheckIssue("", None, e.code, e.path, e.message)
+            for e in budget_errors([*cards, *tool_cards], budget, lang)
+        )
+    if not issues:
+        return SelfCheckResult(passed=True, inspected=reply)
+    return SelfCheckResult(
+        passed=False,
+        issues=tuple(issues),
+        inspected=reply,
+        diagnostic=diagnostic_text(issues, lang),
+        failed_names=frozenset(i.name for i in issues if i.name),
+    )
+
+
+def _block_issues(reply: str, lang: str) -> tuple[list[SelfCheckIssue], set[str], list[int]]:
+    """The reply's invalid blocks as issues, the names of its blocks (valid or not), and
+    each valid card's number of questions."""
     segments = parse_with_names(
         reply,
         message_id="selfcheck",
@@ -90,23 +113,7 @@ def self_check(
                 SelfCheckIssue(segment.name, segment.encoding, e.code, e.path, e.message)
                 for e in segment.errors
             )
-    for name in sorted(set(required_names) - present):
-        error = make_error("selfcheck.name_missing", "", lang, name=name)
-        issues.append(SelfCheckIssue(name, None, error.code, error.path, error.message))
-    if budget is not None and budget.limited:
-        issues.extend(
-            SelfCheckIssue("", None, e.code, e.path, e.message)
-            for e in budget_errors([*cards, *tool_cards], budget, lang)
-        )
-    if not issues:
-        return SelfCheckResult(passed=True, inspected=reply)
-    return SelfCheckResult(
-        passed=False,
-        issues=tuple(issues),
-        inspected=reply,
-        diagnostic=diagnostic_text(issues, lang),
-        failed_names=frozenset(i.name for i in issues if i.name),
-    )
+    return issues, present, cards
 
 
 DIAGNOSTIC_ISSUES = 50

@@ -15,9 +15,17 @@ from django.db import transaction
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role, Run, Wait, WaitStatus
-from chat.core.services import answer_post, event_emit, message_create
-from questionnaires.drafts import draft_clear
-from questionnaires.registry import Drafts, Kind, RunEffect, wait_open
+from chat.core.services import event_emit, message_create
+from questionnaires.answering import answer_record
+from questionnaires.registry import (
+    Answering,
+    AnswerPost,
+    Drafts,
+    Kind,
+    Recorded,
+    RunEffect,
+    wait_open,
+)
 
 NAME = "toy"
 
@@ -143,20 +151,36 @@ def toy_draft_open(conversation: Conversation, ident: str) -> bool:
     return pending is not None and str(pending.pk) == ident
 
 
+@dataclass(frozen=True)
+class ToyAnswer:
+    message_id: int
+    text: str
+
+
 def toy_answer(*, conversation: Conversation, message_id: int, text: str) -> Message:
-    with transaction.atomic():
-        Conversation.objects.select_for_update().only("id").get(pk=conversation.pk)
-        pending = toy_pending(conversation)
-        if pending is None or pending.pk != message_id:
-            raise ChatError("toy_not_pending", "This toy card can't be answered.", status=409)
-        message = answer_post(
-            conversation=conversation,
-            content=text,
+    """The one answer path (questionnaires.answering) with the toy's row: its message."""
+    answer = ToyAnswer(message_id=message_id, text=text)
+    answered = answer_record(conversation=conversation, kind=NAME, answer=answer)
+    assert answered.message is not None
+    return answered.message
+
+
+def toy_record(conversation: Conversation, answer: object) -> Recorded:
+    assert isinstance(answer, ToyAnswer)
+    pending = toy_pending(conversation)
+    if pending is None or pending.pk != answer.message_id:
+        raise ChatError("toy_not_pending", "This toy card can't be answered.", status=409)
+    return Recorded(
+        row=pending,
+        post=AnswerPost(
+            content=answer.text,
             metadata={"kind": NAME},
-            lock_event={"kind": NAME, "message_id": message_id},
-        )
-        draft_clear(conversation=conversation, card=f"{NAME}:{message_id}")
-    return message
+            lock_event={"kind": NAME, "message_id": answer.message_id},
+        ),
+        outcome="answered",
+        draft=str(answer.message_id),
+        answers_the_wait=True,  # the toy card is what holds the conversation
+    )
 
 
 def _lock(conversation_id: int, message_id: int, reason: str) -> None:
@@ -192,4 +216,5 @@ KIND = Kind(
     on_expire=toy_expire,
     on_stop=toy_stop,
     analytics="tests.support.toy_kind.analytics",
+    answering=Answering(record=toy_record),
 )
