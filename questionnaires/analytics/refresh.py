@@ -202,49 +202,57 @@ def record(observations: list[Observation]) -> RefreshResult:
         definition_id = definitions[obs.spec.fingerprint()]
         if obs.ref not in existing:
             existing[obs.ref] = (0, obs.outcome)
-            new.append(
-                CardInstance(
-                    definition_id=definition_id,
-                    kind=obs.kind,
-                    ref=obs.ref,
-                    conversation_id=obs.conversation_id,
-                    message_id=obs.message_id,
-                    outcome=obs.outcome,
-                    shown_at=obs.shown_at,
-                    settled_at=obs.settled_at,
-                    seconds=obs.seconds,
-                    repairs=obs.repairs,
-                )
-            )
+            new.append(_instance(obs, definition_id))
             if obs.outcome != Outcome.QUEUED:  # not shown yet: counted once it is
                 deltas.show(definition_id, obs)
             continue
         pk, outcome = existing[obs.ref]
-        if outcome == Outcome.QUEUED:
-            if obs.outcome != Outcome.QUEUED and CardInstance.objects.filter(
-                pk=pk, outcome=Outcome.QUEUED
-            ).update(
-                outcome=obs.outcome,
-                shown_at=obs.shown_at,
-                settled_at=obs.settled_at,
-                seconds=obs.seconds,
-            ):
-                deltas.show(definition_id, obs)  # shown now (and maybe settled already)
-                result.settled += obs.outcome != Outcome.OPEN
-            continue
-        if outcome != Outcome.OPEN or obs.outcome in (Outcome.OPEN, Outcome.QUEUED):
-            continue  # a settled card stays as it was first recorded
-        # Conditional: of two refreshes settling it at once, one counts it.
-        if CardInstance.objects.filter(pk=pk, outcome=Outcome.OPEN).update(
-            outcome=obs.outcome, settled_at=obs.settled_at, seconds=obs.seconds
-        ):
-            deltas.definitions[definition_id]["open_count"] -= 1
-            deltas.settle(definition_id, obs)
-            result.settled += 1
+        result.settled += _settle(pk, outcome, obs, definition_id, deltas)
     CardInstance.objects.bulk_create(new, ignore_conflicts=True)
     result.created = len(new)
     deltas.apply()
     return result
+
+
+def _instance(obs: Observation, definition_id: int) -> CardInstance:
+    return CardInstance(
+        definition_id=definition_id,
+        kind=obs.kind,
+        ref=obs.ref,
+        conversation_id=obs.conversation_id,
+        message_id=obs.message_id,
+        outcome=obs.outcome,
+        shown_at=obs.shown_at,
+        settled_at=obs.settled_at,
+        seconds=obs.seconds,
+        repairs=obs.repairs,
+    )
+
+
+def _settle(pk: int, outcome: str, obs: Observation, definition_id: int, deltas: _Deltas) -> int:
+    """A card seen before: a queued one now shown, an open one now settled (1 when this
+    settled it). Conditional updates: of two refreshes settling it at once, one counts it."""
+    if outcome == Outcome.QUEUED:
+        if obs.outcome != Outcome.QUEUED and CardInstance.objects.filter(
+            pk=pk, outcome=Outcome.QUEUED
+        ).update(
+            outcome=obs.outcome,
+            shown_at=obs.shown_at,
+            settled_at=obs.settled_at,
+            seconds=obs.seconds,
+        ):
+            deltas.show(definition_id, obs)  # shown now (and maybe settled already)
+            return int(obs.outcome != Outcome.OPEN)
+        return 0
+    if outcome != Outcome.OPEN or obs.outcome in (Outcome.OPEN, Outcome.QUEUED):
+        return 0  # a settled card stays as it was first recorded
+    if CardInstance.objects.filter(pk=pk, outcome=Outcome.OPEN).update(
+        outcome=obs.outcome, settled_at=obs.settled_at, seconds=obs.seconds
+    ):
+        deltas.definitions[definition_id]["open_count"] -= 1
+        deltas.settle(definition_id, obs)
+        return 1
+    return 0
 
 
 def _gone(refs: set[str], now: datetime) -> RefreshResult:

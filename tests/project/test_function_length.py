@@ -16,14 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 APP_PACKAGES = ("chat", "questionnaires")
 LIMIT = 60
 
-# Functions another branch is rewriting (issue 35, item 1: each kind's analytics in its own
-# package, on the "kinds" branch): allowed while they still exceed the limit, so this test
-# holds on main meanwhile. An entry that no longer needs it fails below: delete it then.
-PENDING = {
-    "questionnaires/analytics/outcomes.py::messages_observe",
-    "questionnaires/analytics/refresh.py::record",
-}
-
 
 def app_modules() -> list[Path]:
     return sorted(
@@ -65,14 +57,9 @@ def too_long() -> dict[str, int]:
 
 
 def test_no_app_function_is_longer_than_60_lines() -> None:
-    found = {name: length for name, length in too_long().items() if name not in PENDING}
+    found = too_long()
     listing = "\n".join(f"  {n} lines  {name}" for name, n in sorted(found.items()))
     assert not found, f"functions over {LIMIT} lines (split them into named steps):\n{listing}"
-
-
-def test_every_pending_exception_is_still_needed() -> None:
-    stale = PENDING - set(too_long())
-    assert not stale, f"no longer over {LIMIT} lines, remove from PENDING: {sorted(stale)}"
 
 
 def test_the_measure_sees_methods_nested_functions_and_long_bodies(tmp_path: Path) -> None:
