@@ -34,8 +34,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bench.liveserver import LiveServer
-from bench.redis_server import RedisServer
+from tests.support.liveserver import LiveServer
+from tests.support.redis_server import RedisServer
 
 KINDS = ("web", "run", "redis", "pg")
 PEER_KINDS = ("slow_model", "hung_mcp")  # need a `Peer` each (bench/soak.py)

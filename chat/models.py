@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from chat.core.models import (
-    AgentKind,
     ApiToken,
     Conversation,
     Event,
@@ -24,7 +23,6 @@ from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.skills.models import Skill
 
 __all__ = [
-    "AgentKind",
     "ApiToken",
     "Conversation",
     "Event",

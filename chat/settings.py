@@ -95,7 +95,7 @@ INSTALLED_APPS = [
 ]
 
 # Ways of asking (questionnaires.registry): one line per kind, in the order their cards show
-# on a message. A kind's subpackage holds everything else (see README, "A way of asking").
+# on a message. A kind's subpackage holds everything else (see docs/architecture.md, "A way of asking").
 QUESTIONNAIRE_KINDS = [
     "questionnaires.inline.kind.KIND",
     "questionnaires.asks.kind.KIND",
@@ -392,7 +392,16 @@ if DAILY_TOKEN_BUDGET < 0:
 CHAT_MAX_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_MESSAGE_CHARS", "20000"))
 # Longest assistant/tool message accepted through the API (characters).
 CHAT_MAX_API_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_API_MESSAGE_CHARS", "200000"))
-# Agent kind of new conversations when the user doesn't choose one.
+# Agents (chat.core.agents): one line per agent, in the home page's menu order; adding one
+# is one more line (docs/agents.md). An unknown line fails `manage.py check` (chat.E001).
+CHAT_AGENTS = [
+    "chat.runs.agents.INTAKE",
+    "chat.runs.agents.SCRIPTED",
+    "chat.runs.agents.OPENAI",
+    "chat.runs.agents.ECHO",
+    "chat.runs.agents.EXTERNAL",
+]
+# The agent of new conversations when the user doesn't choose one (one of CHAT_AGENTS).
 CHAT_DEFAULT_AGENT = os.environ.get("CHAT_DEFAULT_AGENT", "intake")
 # How agent runs execute: "thread" (a thread in the web process; `make run`), "inline"
 # (inside the request; tests), or "celery" (a Celery task on worker processes; durable:
@@ -409,6 +418,9 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
 # What starts a run the core queued (a dotted path, like Django's backends): the runs
 # package, a layer above the core, which the core therefore never imports.
 RUN_STARTER = "chat.runs.dispatch.run_dispatch"
+# Which of a conversation's open waits a person's new message answers (the kinds say: the
+# kind registry, also a layer above the core).
+WAITS_ANSWERED = "questionnaires.registry.waits_answered"
 # Runs one Celery worker executes at once (its prefork pool size).
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery

@@ -108,7 +108,7 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         # AG-UI (chat/edge/agui.py): an event stream, beside the ninja API it shares auth with.
         path("api/v1/conversations/<id:conversation_id>/agui", agui.agui_run, name="agui_run"),
         path("api/v1/", include((api_patterns(), "api"))),
-        path("questionnaires/", include("questionnaires.urls")),
+        path("questionnaires/", include("questionnaires.inline.playground_urls")),
         path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
         path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
         path("i18n/", include("django.conf.urls.i18n")),

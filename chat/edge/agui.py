@@ -60,7 +60,7 @@ from pydantic import ValidationError
 from chat import usecases
 from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.models import PERSON_WAITS, Conversation, Message, RunStatus, Wait
+from chat.core.models import MCP_CALL_WAIT, Conversation, Message, RunStatus, Wait
 from chat.core.waits import waits_open
 from chat.edge.http import bearer_token, error_response, json_body, user_for_api_token
 from chat.edge.stream_selectors import EventRow, event_last_id, event_rows_after
@@ -160,7 +160,7 @@ def _new_user_text(run_input: RunAgentInput) -> str:
 
 
 def _open_waits(conversation: Conversation) -> list[Wait]:
-    return [w for w in waits_open(conversation_id=conversation.pk) if w.kind in PERSON_WAITS]
+    return [w for w in waits_open(conversation_id=conversation.pk) if w.kind != MCP_CALL_WAIT]
 
 
 def interrupts_of(conversation: Conversation) -> list[Interrupt]:

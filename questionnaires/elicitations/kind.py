@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.elicitations.models import KIND_NAME
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
 from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
+from questionnaires.elicitations.services import elicitation_wait_expire, elicitations_stop
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
-    name="elicitation",
+    name=KIND_NAME,
     label=_("MCP elicitation"),
     card_template="questionnaires/cards/elicitation.html",
     present=elicitation_cards_for,
@@ -22,4 +24,9 @@ KIND = Kind(
     model_sees=False,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
+    on_expire=elicitation_wait_expire,
+    on_stop=elicitations_stop,
+    analytics="questionnaires.elicitations.analytics",
+    admin="questionnaires.elicitations.admin",
+    mcp_elicitation="questionnaires.elicitations.services",
 )

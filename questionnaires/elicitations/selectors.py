@@ -9,8 +9,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Wait, WaitKind, WaitStatus
-from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from chat.core.models import Conversation, Wait, WaitStatus
+from questionnaires.elicitations.models import KIND_NAME, Elicitation, ElicitationStatus
 from questionnaires.protocol.elicitation_schema import FieldSpec, schema_fields
 
 
@@ -31,7 +31,7 @@ def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
     time), if any: only then is typing refused."""
     open_waits = Wait.objects.filter(
         conversation_id=conversation_id,
-        kind=WaitKind.ELICITATION,
+        kind=KIND_NAME,
         status=WaitStatus.OPEN,
         deadline__gt=timezone.now(),
     ).values_list("ref", flat=True)

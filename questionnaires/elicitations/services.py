@@ -28,19 +28,25 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
+from chat.core.models import Conversation, Role, Run, Wait, WaitStatus
 from chat.core.services import event_emit, message_create
-from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
+from chat.core.waits import wait_close, wait_limit_problem, waits_lock
 from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.links import MAX_URL, link_of
-from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.models import (
+    KIND_NAME,
+    Elicitation,
+    ElicitationMode,
+    ElicitationStatus,
+)
 from questionnaires.elicitations.presenter import card_key
 from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
 from questionnaires.protocol.elicitation_form import form_read
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.protocol.provenance import PROVENANCE_META_KEY, field_provenance
+from questionnaires.registry import wait_open
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -186,7 +192,7 @@ def _over_limit(
 def _wait_open(row: Elicitation, run: Run | None, resumes_run: bool) -> None:
     wait_open(
         conversation=row.conversation,
-        kind=WaitKind.ELICITATION,
+        kind=KIND_NAME,
         ref=wait_ref(row.pk),
         seconds=settings.MCP_ELICITATION_TIMEOUT,
         run=run,
@@ -330,12 +336,6 @@ def outcome_of(elicitation: Elicitation) -> ElicitationOutcome:
     return ElicitationOutcome(action=elicitation.action, content=content, provenance=provenance)
 
 
-def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]:
-    """The cards one tool call opened, in order."""
-    rows = Elicitation.objects.filter(run_id=run_id, tool_call_id=str(tool_call_id)[:200])
-    return list(rows.order_by("id"))
-
-
 def elicitations_settled(ids: Iterable[int]) -> dict[int, ElicitationOutcome]:
     """The answers of those cards that are no longer pending (expiring the ones past their
     time first): what the session host hands back to its servers. One indexed query that
@@ -442,3 +442,16 @@ def elicitation_complete(*, conversation_id: int, remote_id: str, session_ref: s
     ).values_list("pk", flat=True)
     closed = [_close(pk, Status.COMPLETED, also=(Status.ACCEPTED,)) for pk in rows]  # all
     return any(closed)
+
+
+def elicitation_wait_expire(wait: Wait) -> None:
+    """The reaper's hook (Kind.on_expire): the card of an overdue wait expires (the server
+    gets `cancel`; a suspended run waiting on it is queued again)."""
+    _kind, _sep, ref_id = wait.ref.partition(":")
+    if ref_id.isdigit():
+        elicitations_expire_due(ids=[int(ref_id)])
+
+
+def elicitations_stop(run: Run) -> None:
+    """Stop's hook (Kind.on_stop): the run's cards lock (the servers get `cancel`)."""
+    elicitations_end(run_id=run.pk, code="run_cancelled")

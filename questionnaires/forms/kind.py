@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.forms.models import KIND_NAME
 from questionnaires.forms.presenter import DRAFT_PREFIX, form_cards_for
 from questionnaires.forms.selectors import form_open_for_drafts, form_waiting, questions_asked
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
-    name="form",
+    name=KIND_NAME,
     label=_("Deferred form"),
     card_template="questionnaires/cards/interactive_form.html",
     present=form_cards_for,
@@ -21,4 +22,7 @@ KIND = Kind(
     refusal_template="questionnaires/cards/interactive_form_pending.html",
     run_effect=RunEffect.DEFERS_RUN,
     urls="questionnaires.forms.urls",
+    answered_by_message=True,
+    analytics="questionnaires.forms.analytics",
+    admin="questionnaires.forms.admin",
 )

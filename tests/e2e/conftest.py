@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -9,7 +9,7 @@ import re
 
 from playwright.sync_api import expect
 
-from bench.mcp_servers import make_stock_server, serve
+from tests.support.mcp_servers import make_stock_server, serve
 
 from .conftest import new_conversation
 

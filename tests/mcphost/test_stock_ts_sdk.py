@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
 from chat.mcphost import health
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall
 from questionnaires.models import Elicitation
 from tests.support.mcp_flow import answer, finished, page, pending, text_of, tool_result
+from tests.support.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

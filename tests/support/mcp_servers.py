@@ -8,7 +8,7 @@ in their results (`Resolve(Elicit…)`, or an `InputRequiredResult` they return)
 SDK's own servers do, and asks every way the SDK offers (`ctx.elicit`, `ctx.elicit_url`,
 `Resolve(Elicit…)`, -32042). `serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
 URL; `dying_server()` runs the 2025-11-25 one in a subprocess whose `die` tool kills its
-own process mid-call. `python -m bench.mcp_servers PORT` is that subprocess.
+own process mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from pydantic import BaseModel, Field
 
-from bench.liveserver import free_port
+from tests.support.liveserver import free_port
 
 
 class Booking(BaseModel):
@@ -339,7 +339,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     and the process (to kill it while a call is pending)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.mcp_servers", str(port)],
+        [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -352,7 +352,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         process.wait(5)
 
 
-TS_SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "ts_server"
+TS_SERVER = Path(__file__).resolve().parent / "ts_server"
 # The TypeScript SDK v2 (2026-07-28): @modelcontextprotocol/server and /client.
 TS_SERVER_V2 = TS_SERVER.with_name("ts_server_v2")
 
