@@ -7,7 +7,7 @@ The load test's simulated people (bench/load.py) for a long time: most answer th
 scripted `load` agent's questionnaires round after round; a share (`--model-share`) talk
 to the `openai` agent, pointed at a fake OpenAI-compatible server in this process
 (tests/support/fake_openai.py), whose every turn calls the `add` tool of an MCP server
-also served here (bench/mcp_servers.py) and then answers with its result. Every
+also served here (tests/support/mcp_servers.py) and then answers with its result. Every
 `--fault-every` seconds one fault of a random kind strikes (bench/faults.py): a web
 worker or a Celery pool process SIGKILLed, the run's Redis restarted empty, every
 PostgreSQL connection terminated, the model answering several seconds late, or the MCP
@@ -43,11 +43,11 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 
 from bench import faults as fault_matrix
-from bench.liveserver import LiveServer, _children
 from bench.load import SETUP, Stats, User, _assistant_message, _percentiles, run_load, verify
-from bench.mcp_servers import make_modern_server, serve
-from bench.redis_server import RedisServer, redis_available
 from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.liveserver import LiveServer, _children
+from tests.support.mcp_servers import make_modern_server, serve
+from tests.support.redis_server import RedisServer, redis_available
 
 SOAK_KINDS = fault_matrix.KINDS + fault_matrix.PEER_KINDS
 TOOL = "soak__add"  # the MCP server is registered as "soak"; its tool is `add`
