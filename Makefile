@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 say = @printf '\033[1m==> %s\033[0m\n' $(1)
 
-.PHONY: run test lint bench load serve messages screenshots clean interop-latest
+.PHONY: run test lint bench load soak serve messages screenshots clean interop-latest
 
 $(VENV)/bin/python:
 	$(call say,"Creating the virtual environment in $(VENV)/")
@@ -105,8 +105,16 @@ serve: $(RUN_STAMP)
 # connection terminated, at random moments; bench/faults.py), plus a Celery pool process
 # SIGKILLed in the middle of a slow turn, which must resume. Every user must get every turn.
 # Needs DATABASE_URL (PostgreSQL), REDIS_URL and redis-server (the faults get their own).
+# LOAD_ARGS=--busy: the same, while another process keeps one core busy all along.
 load: $(STAMP)
-	$(PY) -m bench.load --users 200 --duration 30 --kill-run-worker --faults
+	$(PY) -m bench.load --users 200 --duration 30 --kill-run-worker --faults $(LOAD_ARGS)
+
+# Soak (docs/benchmarks.md): 200 users for 60 minutes, a random fault every 30 s (the
+# matrix above plus a slow model and a hung MCP server for a share of model users);
+# reports lost turns, 5xx and the server processes' RSS slope (MB/hour) as JSON.
+# Scale down with SOAK_ARGS="--users 20 --minutes 3 --fault-every 20".
+soak: $(STAMP)
+	$(PY) -m bench.soak --users 200 --minutes 60 --fault-every 30 $(SOAK_ARGS)
 
 # Refresh the translation catalogs (then translate new entries in locale/*/django.po).
 messages: $(STAMP)

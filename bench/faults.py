@@ -8,7 +8,17 @@
     pg     pg_terminate_backend of every connection to the load run's database (web
            workers, Celery, beat), as a PostgreSQL restart or failover does
 
-Each fault is injected at a random moment of the answering phase (`schedule`). Afterwards
+and two more for runs with model users (bench/soak.py), which strike a peer of the app's
+rather than the app; each lasts `FAULT_SECONDS`:
+
+    slow_model  the OpenAI-compatible model server answers every request several
+                seconds late
+    hung_mcp    the MCP server the model's tool calls reach stops answering (requests
+                are held unanswered, then served when it ends): a tool call must end
+                with a tool error (MCP_TOOL_TIMEOUT) or recover, never hang the turn
+
+Each fault is injected at a random moment of the answering phase (`schedule`), or one
+of a random kind every so many seconds (`periodic`, the soak). Afterwards
 `assess` measures, per fault, the users it affected — those whose round was in flight
 when it struck, or (if none was) those who answered within AFTER_WINDOW seconds of it —
 and how long from the fault until each got their next turn: the fault's recovery time,
@@ -22,12 +32,14 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from tests.support.liveserver import LiveServer
 from tests.support.redis_server import RedisServer
 
 KINDS = ("web", "run", "redis", "pg")
+PEER_KINDS = ("slow_model", "hung_mcp")  # need a `Peer` each (bench/soak.py)
+FAULT_SECONDS = 15.0  # how long a peer's fault lasts
 ROUND_WINDOW = 10.0  # rounds started this near a fault must complete for it to count
 AFTER_WINDOW = 2.0  # with no round in flight, the rounds started this soon after measure it
 REDIS_DOWN_SECONDS = 1.0
@@ -65,16 +77,22 @@ class Fault:
         }
 
 
-def parse(value: str | None) -> tuple[str, ...]:
+class Peer(Protocol):
+    """A service the app talks to that a fault can disturb for a while."""
+
+    def disrupt(self, seconds: float) -> str: ...
+
+
+def parse(value: str | None, known: tuple[str, ...] = KINDS) -> tuple[str, ...]:
     """`--faults` (all kinds), `--faults web,pg`, or nothing."""
     if value is None:
         return ()
     if value in ("", "all"):
-        return KINDS
+        return known
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        raise ValueError(f"unknown fault(s) {unknown}; choose from {', '.join(KINDS)}")
+        raise ValueError(f"unknown fault(s) {unknown}; choose from {', '.join(known)}")
     return kinds
 
 
@@ -93,17 +111,37 @@ def schedule(kinds: tuple[str, ...], duration: float, rng: random.Random) -> lis
     ]
 
 
+def periodic(
+    kinds: tuple[str, ...], duration: float, every: float, rng: random.Random
+) -> list[Fault]:
+    """One fault of a random kind every `every` seconds (the first after `every`), the
+    last at least `every` seconds before the phase ends, so its recovery is measured."""
+    if not kinds:
+        return []
+    count = max(0, int((duration - every) // every))
+    return [Fault(rng.choice(kinds), every * (n + 1)) for n in range(count)]
+
+
 async def inject(
-    faults: list[Fault], server: LiveServer, redis: RedisServer | None, started: float
+    faults: list[Fault],
+    server: LiveServer,
+    redis: RedisServer | None,
+    started: float,
+    peers: dict[str, Peer] | None = None,
 ) -> None:
     """Inject each fault at its moment (`started`: monotonic start of the phase)."""
     for fault in faults:
         await asyncio.sleep(max(0.0, started + fault.at_offset - time.monotonic()))
         fault.at = time.perf_counter()
-        fault.detail = await asyncio.to_thread(_strike, fault.kind, server, redis)
+        fault.detail = await asyncio.to_thread(_strike, fault.kind, server, redis, peers or {})
 
 
-def _strike(kind: str, server: LiveServer, redis: RedisServer | None) -> str:
+def _strike(
+    kind: str, server: LiveServer, redis: RedisServer | None, peers: dict[str, Peer]
+) -> str:
+    if kind in PEER_KINDS:
+        peer = peers.get(kind)
+        return peer.disrupt(FAULT_SECONDS) if peer else f"no peer for {kind}"
     if kind == "web":
         pid = server.kill_one_worker()
         return f"web worker pid {pid}" if pid else "no second web worker to kill"

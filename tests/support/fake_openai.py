@@ -6,6 +6,9 @@ final chunk with `finish_reason`, with `stream_options.include_usage` a last chu
 no choices and the `usage`, then `data: [DONE]` — over chunked transfer encoding.
 Each request pops the next scripted reply; a reply can also be an HTTP error, a stream
 that is cut off mid-way (the socket closes inside the chunked body) or a slow answer.
+With `respond` set, each reply is computed from the request instead (many conversations
+at once: bench/soak.py), and `slow_until` (a monotonic time) delays every reply by
+`slow_delay` seconds until then.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -71,6 +75,10 @@ class FakeOpenAI:
         self.replies: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.respond: Callable[[dict[str, Any]], Reply] | None = None
+        self.slow_until = 0.0
+        self.slow_delay = 0.0
+        self.slowed = 0  # replies sent late because of `slow_until`
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,9 +89,16 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
-                fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                fake.headers.append(dict(self.headers))
-                reply = fake.replies.pop(0) if fake.replies else Reply(text="(no reply queued)")
+                request = json.loads(self.rfile.read(length) or b"{}")
+                if fake.respond is not None:
+                    reply = fake.respond(request)
+                else:
+                    fake.requests.append(request)
+                    fake.headers.append(dict(self.headers))
+                    reply = fake.replies.pop(0) if fake.replies else Reply(text="(no reply queued)")
+                if time.monotonic() < fake.slow_until:
+                    fake.slowed += 1
+                    time.sleep(fake.slow_delay)
                 time.sleep(reply.delay)
                 if reply.status != 200:
                     body = json.dumps(
@@ -101,7 +116,6 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                request = fake.requests[-1]
                 include = bool((request.get("stream_options") or {}).get("include_usage"))
                 frames = [
                     f"data: {json.dumps(c)}\n\n" for c in chunks(reply, include_usage=include)

@@ -24,9 +24,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import mcp_types as types
 import uvicorn
@@ -311,11 +311,13 @@ def make_stock_server(gate: threading.Event | None = None) -> MCPServer:
 
 
 @contextlib.contextmanager
-def serve(server: MCPServer) -> Iterator[str]:
-    """Serve `server` (streamable HTTP) on loopback in a thread; yields its URL."""
+def serve(server: MCPServer, wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
+    """Serve `server` (streamable HTTP) on loopback in a thread; yields its URL. `wrap`
+    puts an ASGI middleware around its app (bench/soak.py's hang)."""
     port = free_port()
+    app = server.streamable_http_app()
     config = uvicorn.Config(
-        server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning"
+        wrap(app) if wrap else app, host="127.0.0.1", port=port, log_level="warning"
     )
     web = uvicorn.Server(config)
     thread = threading.Thread(target=web.run, daemon=True, name=f"mcp-test-{port}")
