@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,3 +217,14 @@ def htmx_request(page, elt_id: str, trigger: str) -> None:
         })""",
         [elt_id, trigger],
     )
+
+
+def wait_for_js(page, expression: str, arg=None, timeout_ms: float = 30_000) -> None:
+    """Wait until `expression` (a JS expression or function source, given `arg`) is truthy
+    in the page. Not `page.wait_for_function`: once its first check fails it polls with
+    eval, which the pages' Content-Security-Policy forbids (a busy machine fails there)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never true: {expression}")
+        page.wait_for_timeout(50)

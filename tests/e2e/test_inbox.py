@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import PASSWORD, login
+from .conftest import PASSWORD, login, wait_for_js
 
 SETUP = """
 import json
@@ -180,7 +180,7 @@ def test_a_question_opened_elsewhere_shows_a_browser_notification_with_its_link(
     )
     page.evaluate("htmx.trigger('#inbox-link', 'inbox:poll')")
     expect(page.locator("#inbox-link")).to_have_attribute("data-count", "3")
-    page.wait_for_function("window.__notes.length > 0")  # shown once the swap settled
+    wait_for_js(page, "window.__notes.length > 0")  # shown once the swap settled
     notes = page.evaluate("window.__notes")
     assert [n["title"] for n in notes] == ["Ice or heat?"]
     assert notes[0]["body"] == "Knee check" and notes[0]["tag"].startswith("ask:")

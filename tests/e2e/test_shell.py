@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import htmx_request, new_conversation, start_from_home
+from .conftest import htmx_request, new_conversation, start_from_home, wait_for_js
 
 TIMEOUT = 30_000  # generous: a busy CI box delivers live updates late; only a failure waits
 
@@ -140,7 +140,7 @@ def test_a_list_refreshed_after_a_message_never_overwrites_a_search_typed_since(
     items = page.locator("#conv-nav .conv-item")
     expect(items).to_have_count(1, timeout=TIMEOUT)
     held[0].continue_()
-    page.wait_for_function("window.qcShellDone === true", timeout=TIMEOUT)
+    wait_for_js(page, "window.qcShellDone === true")
     expect(items).to_have_count(1)
     expect(items.first).to_contain_text("Harbour")
 

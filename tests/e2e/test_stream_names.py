@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import new_conversation
+from tests.e2e.conftest import new_conversation, wait_for_js
 
 
 def test_the_page_follows_every_event_by_the_rendered_names(page, server):
@@ -31,4 +31,4 @@ def test_the_page_follows_every_event_by_the_rendered_names(page, server):
     assert {"message_done", "run_started", "run_finished"} <= {name for _, name in emitted}
     last = max(pk for pk, _ in emitted)
     # The cursor only moves for names the page listens to: the run's last event included.
-    page.wait_for_function("last => window.qcLastEventId === last", arg=last)
+    wait_for_js(page, "last => window.qcLastEventId === last", last)
