@@ -450,6 +450,14 @@ AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
 QUESTION_BUDGET_PER_TURN = _optional_int("QUESTION_BUDGET_PER_TURN")
 QUESTION_BUDGET_PER_CONVERSATION = _optional_int("QUESTION_BUDGET_PER_CONVERSATION")
 QUESTION_BUDGET_ONE_CARD = os.environ.get("QUESTION_BUDGET_ONE_CARD", "0") == "1"
+# Conversation repair (issue 36, docs/repair.md): how many times a waiting question is
+# shown again after replies that don't answer it, before it is skipped (offline agents)
+# or left to the model; per agent (`AgentKind` value) in REPAIR_REPROMPTS_PER_AGENT.
+REPAIR_REPROMPTS = int(os.environ.get("REPAIR_REPROMPTS", "2"))
+REPAIR_REPROMPTS_PER_AGENT: dict[str, int] = {}
+# Kinds whose typed answers always ask for a confirming click (several fields, or a
+# third party's question), even when the reply is exact.
+REPAIR_CONFIRM_KINDS = ("form", "elicitation")
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")

@@ -47,7 +47,11 @@ def response_schema(ask: AskPayload) -> dict[str, JsonValue]:
     elif kind == "options":
         props["value"] = {
             "title": question,
-            "oneOf": [{"const": o["value"], "title": o["label"]} for o in ask.get("options", [])],
+            "oneOf": [
+                {"const": o["value"], "title": o["label"]}
+                | ({"examples": list(o["synonyms"])} if o.get("synonyms") else {})
+                for o in ask.get("options", [])
+            ],
         }
     if kind == "free_text_only" or ask.get("allow_free_text"):
         props["text"] = {
@@ -93,6 +97,12 @@ def ask_resolve(
         answer["source"] = Source.SKIPPED
     elif isinstance(payload, dict) and set(payload) == {"value"}:
         answer.update(source=Source.OPTION_CLICK, value=payload["value"])
+    elif (
+        isinstance(payload, dict)
+        and set(payload) == {"value", "typed"}
+        and isinstance(payload["typed"], str)
+    ):  # read from the person's typed reply (conversation repair): free_text, words kept
+        answer.update(source=Source.FREE_TEXT, value=payload["value"], raw_text=payload["typed"])
     elif (
         isinstance(payload, dict) and set(payload) == {"text"} and isinstance(payload["text"], str)
     ):

@@ -66,6 +66,7 @@ def response_schema(questionnaire: Questionnaire) -> dict[str, JsonValue]:
             },
             "other_text": {"type": "object", "additionalProperties": {"type": "string"}},
             "skipped": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "typed": {"type": "string", "title": "The words the answers were read from"},
         },
         "required": ["answers"],
         "additionalProperties": False,
@@ -103,7 +104,12 @@ def inline_resolve(
         answers: Mapping[str, str | Sequence[str]] = {}
         other: Mapping[str, str | Sequence[str]] = {}
         skipped: list[str] = []
-    elif isinstance(payload, dict) and set(payload) <= {"answers", "other_text", "skipped"}:
+    elif isinstance(payload, dict) and set(payload) <= {
+        "answers",
+        "other_text",
+        "skipped",
+        "typed",
+    }:
         answers = _strings(payload.get("answers"), "answers")
         other = _strings(payload.get("other_text", {}), "other_text")
         skipped = [str(q) for q in payload.get("skipped", []) if isinstance(q, str)]
@@ -122,4 +128,16 @@ def inline_resolve(
         lang=lang,
         skipped=skipped,
         declined=payload is None,
+        typed=_typed(payload, answers),
     )
+
+
+def _typed(payload: object, answers: Mapping[str, object]) -> dict[str, str]:
+    """`"typed"`: the person's words the answers were read from (conversation repair,
+    issue 36): each answered question is then `free_text`, the words kept."""
+    words = payload.get("typed") if isinstance(payload, dict) else None
+    if words is None:
+        return {}
+    if not isinstance(words, str) or not words.strip():
+        raise ChatError("interrupt_payload_invalid", _("“typed” must be the words typed."))
+    return dict.fromkeys(answers, words)

@@ -130,6 +130,8 @@ def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> boo
     read-only, and not answered yet (the registry's draft check)."""
     seq = core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
     message = conversation.messages.filter(seq=seq).first() if seq is not None else None
+    carried = carried_message(conversation, questionnaire_id)
+    message = carried or message
     if message is None or message.readonly:
         return False
     try:
@@ -173,3 +175,26 @@ def questions_asked(conversation: Conversation) -> int:
         )
         total += sum(len(q.questions) for q in found.values())
     return total
+
+
+def carried_message(conversation: Conversation, questionnaire_id: str) -> Message | None:
+    """An earlier card still waiting after the person digressed (conversation repair,
+    issue 36, keeps its wait open): it stays answerable below the reply."""
+    from chat.core.models import Wait, WaitStatus
+
+    refs = Wait.objects.filter(
+        conversation_id=conversation.pk, kind="inline", status=WaitStatus.OPEN
+    ).values_list("ref", flat=True)
+    ids = [int(r.partition(":")[2]) for r in refs if r.partition(":")[2].isdigit()]
+    for message in conversation.messages.filter(pk__in=ids, role=Role.ASSISTANT):
+        try:
+            questionnaire_find(
+                conversation_id=conversation.pk,
+                message=message,
+                questionnaire_id=questionnaire_id,
+                lang=conversation.language,
+            )
+        except ChatError:
+            continue
+        return message
+    return None

@@ -56,6 +56,7 @@ def questionnaire_answer(
     declined: bool = False,
     version: int | None = None,
     touched: Sequence[str] = (),
+    typed: Mapping[str, str] | None = None,
 ) -> SubmitResult:
     """Answer a card: validate, record it once, post the answer as the next user message,
     lock the card everywhere, start the agent.  Raises :class:`ChatError`.
@@ -64,7 +65,8 @@ def questionnaire_answer(
     sends "I'd rather not answer" (``status: declined``) instead of answers.  ``version``
     is the answer version the person is changing ("Change answer", issue 27): None for a
     first answer.  ``touched`` lists the questions the person interacted with: those are
-    never "kept the default" (DESIGN §4.14).  Each version is recorded exactly once: a change of a version that is no
+    never "kept the default" (DESIGN §4.14).  ``typed`` (question id → words) marks answers
+    read from a typed chat reply (``free_text``, the words kept; issue 36).  Each version is recorded exactly once: a change of a version that is no
     longer the latest (another tab changed it first) is 409 ``questionnaire_version_stale``.
 
     The conversation row is locked first, so concurrent submits run one after another;
@@ -102,6 +104,7 @@ def questionnaire_answer(
             previous=previous,
             lang=lang,
             touched=touched,
+            typed=typed,
         )
         try:
             with transaction.atomic():
@@ -171,6 +174,7 @@ def _built(
     previous: Submission | None,
     lang: str,
     touched: Sequence[str] = (),
+    typed: Mapping[str, str] | None = None,
 ) -> BuiltResponse:
     earlier = previous.payload if previous is not None else None
     amends = previous.user_message_id if previous is not None else None
@@ -190,6 +194,7 @@ def _built(
             previous=earlier,
             amends=amends,
             touched=touched,
+            typed=typed,
         )
     except AnswerInvalid as exc:
         raise ChatError(
@@ -248,10 +253,9 @@ def _check_state(*, conversation: Conversation, message: Message, questionnaire_
         conversation_id=conversation.pk, questionnaire_id=questionnaire_id
     ):
         raise _already_submitted()
-    if (
-        core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
-        != message.seq
-    ):
+    if core_selectors.message_latest_visible_assistant_seq(
+        conversation=conversation
+    ) != message.seq and not _carried(conversation, message, questionnaire_id):
         raise ChatError(
             "questionnaire_not_latest",
             _(
@@ -259,3 +263,9 @@ def _check_state(*, conversation: Conversation, message: Message, questionnaire_
             ),
             status=409,
         )
+
+
+def _carried(conversation: Conversation, message: Message, questionnaire_id: str) -> bool:
+    """Still waiting after a digression (conversation repair, issue 36)."""
+    carried = selectors.carried_message(conversation, questionnaire_id)
+    return carried is not None and carried.pk == message.pk
