@@ -36,8 +36,17 @@ def response_schema(ask: AskPayload) -> dict[str, JsonValue]:
     question = ask.get("question", "")
     kind = ask.get("type", "options")
     props: dict[str, JsonValue] = {}
-    if kind == "boolean":
-        props["value"] = {"type": "boolean", "title": question}
+    if kind == "boolean":  # with the card's own words for yes and no
+        props["value"] = {
+            "type": "boolean",
+            "title": question,
+            "oneOf": [
+                {"const": o["value"], "title": o["label"]}
+                | ({"examples": list(o["synonyms"])} if o.get("synonyms") else {})
+                for o in ask.get("options", [])
+                if isinstance(o.get("value"), bool)
+            ],
+        }
     elif kind == "scale":
         scale: dict[str, JsonValue] = {"type": "number", "title": question}
         for key, name in (("min", "minimum"), ("max", "maximum")):

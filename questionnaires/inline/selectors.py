@@ -20,6 +20,7 @@ from chat.core.models import Conversation, Message, Role
 from questionnaires.inline.models import Submission
 from questionnaires.inline.presenter import Answer, MessageInput, message_questionnaires
 from questionnaires.protocol import Questionnaire
+from questionnaires.repair.selectors import carried_refs
 
 
 def answers_by_message(
@@ -180,11 +181,7 @@ def questions_asked(conversation: Conversation) -> int:
 def carried_message(conversation: Conversation, questionnaire_id: str) -> Message | None:
     """An earlier card still waiting after the person digressed (conversation repair,
     issue 36, keeps its wait open): it stays answerable below the reply."""
-    from chat.core.models import Wait, WaitStatus
-
-    refs = Wait.objects.filter(
-        conversation_id=conversation.pk, kind="inline", status=WaitStatus.OPEN
-    ).values_list("ref", flat=True)
+    refs = carried_refs(conversation_id=conversation.pk, kind="inline")
     ids = [int(r.partition(":")[2]) for r in refs if r.partition(":")[2].isdigit()]
     for message in conversation.messages.filter(pk__in=ids, role=Role.ASSISTANT):
         try:

@@ -170,9 +170,12 @@ def _field(path: tuple[str, ...], schema: Mapping[str, object]) -> Field | None:
     title = schema.get("title")
     title = title if isinstance(title, str) else ""
     options = _options(schema)
+    kind = schema.get("type")
+    if kind == "boolean":  # yes/no words, and the card's own words for each side
+        labelled = tuple(o for o in options or () if isinstance(o.value, bool))
+        return Field(path, "boolean", title, labelled)
     if options is not None:
         return Field(path, "choice", title, options)
-    kind = schema.get("type")
     if kind == "array" and isinstance(schema.get("items"), Mapping):
         items = _options(schema["items"])  # type: ignore[arg-type]
         return Field(path, "multi", title, items) if items else None
@@ -265,7 +268,11 @@ def _multi(f: Field, said: str) -> Hit | None:
 
 
 def _boolean(f: Field, said: str) -> Hit | None:
-    yes, no = "Yes", "No"
+    named = _choice(f, said) if f.options else None
+    if named is not None and named.exact:
+        return named
+    labels = {o.value: o.label for o in f.options}
+    yes, no = str(labels.get(True, "Yes")), str(labels.get(False, "No"))
     if said in YES_WORDS:
         return Hit(f, True, yes, True)
     if said in NO_WORDS:
@@ -276,7 +283,7 @@ def _boolean(f: Field, said: str) -> Hit | None:
         return Hit(f, False, no, False)
     if first in YES_WORDS:
         return Hit(f, True, yes, False)
-    return None
+    return named
 
 
 def _number(f: Field, text: str, said: str) -> Hit | None:

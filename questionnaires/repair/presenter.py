@@ -73,14 +73,15 @@ def _field_view(index: int, field: Field, payload: object) -> PromptField:
                 for i, o in enumerate(field.options)
             ),
         )
-    if field.kind == "boolean":
+    if field.kind == "boolean":  # the card's own words for yes and no, when it has them
+        labels = {o.value: o.label for o in field.options}
         return PromptField(
             name,
             "boolean",
             field.title,
             (
-                Choice("true", _("Yes"), value is True),
-                Choice("false", _("No"), value is False),
+                Choice("true", str(labels.get(True, _("Yes"))), value is True),
+                Choice("false", str(labels.get(False, _("No"))), value is False),
             ),
         )
     shown = _number(value) if isinstance(value, int | float) and not isinstance(value, bool) else ""

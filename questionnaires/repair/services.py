@@ -187,17 +187,19 @@ def _digression(
         .values_list("reprompts", flat=True)
         .first()
     ) or 0
-    message = post()
+    # Recorded before the message is posted: the agent's turn may run at once and reads
+    # it (`question_state`) to tell a question shown again from one to ask again.
     if before >= reprompt_limit(conversation):
         # Asked often enough: the question is left unanswered (its wait closed with the
         # message, as any message closes it); the agent reads the reply and moves on.
         row = _record(conversation, first, text, Outcome.EXHAUSTED, reprompts=before)
-        return Result(Outcome.EXHAUSTED, message, row)
+        return Result(Outcome.EXHAUSTED, post(), row)
+    row = _record(conversation, first, text, Outcome.DIGRESSION, reprompts=before + 1, open_=True)
+    message = post()
     # The message closed the waits whose answer is a message: the questions still wait.
     Wait.objects.filter(ref__in=[w.wait.ref for w in waiting]).update(
         status=WaitStatus.OPEN, closed_at=None
     )
-    row = _record(conversation, first, text, Outcome.DIGRESSION, reprompts=before + 1, open_=True)
     return Result(Outcome.DIGRESSION, message, row)
 
 
@@ -293,3 +295,19 @@ def prompt_answer(
         outcome = Outcome.CONFIRMED if row.outcome == Outcome.PROPOSED else row.outcome
         Repair.objects.filter(pk=row.pk).update(open=False, outcome=outcome)
         return Result(outcome, message, row)
+
+
+def question_state(conversation: Conversation, ref: str) -> str:
+    """For an agent reading a reply that did not answer its question `ref`: "waiting"
+    (repair keeps it open and shows it again below: don't ask it again), "exhausted"
+    (asked again as often as allowed: leave it unanswered and go on), or "" (repair had
+    no part in it, e.g. a message posted through the API)."""
+    latest = (
+        Repair.objects.filter(conversation_id=conversation.pk, wait_ref=ref)
+        .order_by("-id")
+        .values_list("outcome", "open")
+        .first()
+    )
+    if latest == (Outcome.DIGRESSION, True):
+        return "waiting"
+    return "exhausted" if latest is not None and latest[0] == Outcome.EXHAUSTED else ""

@@ -230,7 +230,7 @@ def test_page_queries_do_not_grow_with_messages(
         message_create(conversation=conversation, role="assistant", content=TRIP)
     page = reverse("chat:conversation", args=[conversation.pk])
     client_in.get(page)
-    with django_assert_max_num_queries(15):  # 14 + the person's "developer details" switch
+    with django_assert_max_num_queries(16):  # 14 + "developer details" + the repair prompt
         client_in.get(page)
 
 
