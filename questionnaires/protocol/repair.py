@@ -104,7 +104,7 @@ def intent(text: str) -> Intent:
     for phrase in SKIP_PHRASES:
         if said == phrase or said == f"{phrase} please" or said == f"please {phrase}":
             return Intent("skip")
-    for prefix in AMEND_PREFIXES:
+    for prefix in (normalize(p) for p in AMEND_PREFIXES):
         compact = said.replace(" ", "") if _is_cjk(prefix) else said
         if compact.startswith(prefix) and len(compact) > len(prefix):
             rest = compact[len(prefix) :].strip()

@@ -7,6 +7,8 @@ hooks (inline cards and asks today; deferred forms and MCP elicitations once the
   response schema): answered at once through the kind's `resolve` when the reply is
   exactly one whole question's answer and the kind allows it, else shown filled for one
   confirming click; either way `provenance: "free_text"` with the words kept (`"typed"`);
+- "actually, make it X" / "不对，是X" changes the latest answer to X through its kind's
+  change-answer path (`questionnaires.repair.amend`);
 - anything else is a digression: the message is posted and answered as usual, and the
   waiting question stays open and is shown again below (the same wait, never a second
   question) — at most `REPAIR_REPROMPTS` times (per agent), each time more insistent;
@@ -30,6 +32,7 @@ from chat.core.models import PERSON_WAITS, Conversation, Message, Role, Wait, Wa
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.repair import Match, fields_of, intent, match_reply, payload_put
 from questionnaires.registry import Kind, Pending, kind_named
+from questionnaires.repair.amend import amend_latest
 from questionnaires.repair.models import Repair, RepairOutcome
 
 Outcome = RepairOutcome
@@ -142,11 +145,26 @@ def typed_reply(
     text as an ordinary message (the usual path). Runs in one transaction: a refusal
     (a ChatError from the kind) leaves nothing changed."""
     with transaction.atomic():
+        said = intent(content)
+        if said.kind == "amend":
+            amended = amend_latest(
+                conversation=conversation, words=said.rest, typed=content, user=user, lang=lang
+            )
+            if amended is not None:
+                _close_open(conversation)
+                row = Repair.objects.create(
+                    conversation_id=conversation.pk,
+                    wait_ref=amended.ref,
+                    kind=amended.kind,
+                    typed_text=content,
+                    outcome=Outcome.AMENDED,
+                    payload=dict(amended.payload),
+                )
+                return Result(Outcome.AMENDED, amended.message, row)
         waiting = waiting_questions(conversation)
         if not waiting:
             return Result("", post())
         first = waiting[0]
-        said = intent(content)
         if said.kind == "skip":
             message = _resolve(conversation, first, None, user, lang)
             row = _record(conversation, first, content, Outcome.SKIPPED)

@@ -247,3 +247,48 @@ def test_another_persons_prompt_is_404(client, other_user, trip):
     _send_as.force_login(other_user)
     url = reverse("chat:repair_answer", args=[trip.pk, 1])
     assert _send_as.post(url, {"action": "skip"}).status_code == 404
+
+
+@pytest.mark.parametrize("words", ["actually, make it Madeira", "Actually it's Madeira"])
+def test_actually_make_it_x_changes_the_earlier_answer(client_in, trip, words):
+    _send(client_in, trip, "Canaries")
+    first = _answer("island", trip)
+    _send(client_in, trip, words)
+    rows = list(StructuredAnswer.objects.filter(conversation=trip, field="island").order_by("id"))
+    assert [r.value for r in rows] == ["canaries", "madeira"]
+    assert rows[1].amends_id == first.pk and rows[1].raw_text == words
+    assert Repair.objects.filter(conversation=trip).last().outcome == RepairOutcome.AMENDED
+    change = Message.objects.filter(conversation=trip, role=Role.USER).last()
+    assert "amended" in change.content
+
+
+def test_bu_dui_shi_x_changes_the_earlier_answer_in_chinese(client_in, user):
+    conversation = conversation_create(owner=user, agent="intake", language="zh-hans")
+    intake_begin(conversation=conversation, definition_id="trip")
+    _send(client_in, conversation, "加那利")
+    _send(client_in, conversation, "不对，是马德拉")
+    assert list(
+        StructuredAnswer.objects.filter(conversation=conversation, field="island")
+        .order_by("id")
+        .values_list("value", flat=True)
+    ) == ["canaries", "madeira"]
+
+
+def test_actually_changes_an_inline_card_answer_to_a_new_version(client_in, inline_card):
+    conversation, card = inline_card
+    _send(client_in, conversation, "Canaries")
+    _send(client_in, conversation, "actually, make it Azores")
+    versions = list(Submission.objects.filter(conversation=conversation).order_by("version"))
+    assert [v.version for v in versions] == [1, 2]
+    (item,) = versions[1].payload["answers"]
+    assert item["answer"] == "Azores" and item["provenance"] == "amended"
+    assert versions[1].payload["amends"] == versions[0].user_message_id
+
+
+def test_actually_with_words_that_name_nothing_is_an_ordinary_message(client_in, trip):
+    _send(client_in, trip, "Canaries")
+    _send(client_in, trip, "actually, what time is it?")
+    assert StructuredAnswer.objects.filter(conversation=trip, field="island").count() == 1
+    assert Message.objects.filter(
+        conversation=trip, role=Role.USER, content="actually, what time is it?"
+    ).exists()
