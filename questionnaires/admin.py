@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from questionnaires.analytics.admin import CardDefinitionAdmin
 from questionnaires.models import (
     CardDefinition,
     Elicitation,
     InteractiveForm,
+    Repair,
     StructuredAnswer,
     Submission,
 )
@@ -42,3 +44,35 @@ class ElicitationAdmin(admin.ModelAdmin):
 
 
 admin.site.register(CardDefinition, CardDefinitionAdmin)
+
+
+@admin.register(Repair)
+class RepairAdmin(admin.ModelAdmin):
+    """What typed replies did while a question waited (conversation repair, issue 36):
+    how often people type instead of clicking, digress, or wear a question out."""
+
+    list_display = (
+        "id",
+        "conversation",
+        "kind",
+        "outcome",
+        "reprompts",
+        "typed_text",
+        "created_at",
+    )
+    list_filter = ("outcome", "kind")
+    search_fields = ("typed_text", "wait_ref")
+    readonly_fields = (
+        "conversation",
+        "wait_ref",
+        "kind",
+        "typed_text",
+        "outcome",
+        "payload",
+        "reprompts",
+        "open",
+        "created_at",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

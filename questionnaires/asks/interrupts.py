@@ -10,10 +10,11 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
-from questionnaires.asks import services
+from questionnaires.asks import selectors, services
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.protocol.ask_payload import MAX_TEXT, AskPayload
 from questionnaires.protocol.jsontypes import JsonValue
+from questionnaires.protocol.repair import match_reply
 from questionnaires.registry import Pending
 
 Source = StructuredAnswer.Source
@@ -122,3 +123,28 @@ def ask_resolve(
             _('The answer must be {"value": …} or {"text": …} (see responseSchema).'),
         )
     services.ask_answer(conversation=conversation, answer=answer, ask_message=message)
+
+
+def ask_amend(
+    *, conversation: Conversation, ref: str, words: str, typed: str, user: User, lang: str
+) -> dict[str, JsonValue] | None:
+    """ "actually, make it X" (conversation repair, issue 36): the answered ask `ref`
+    changed to the option `words` name, through `ask_answer_change` (as "Change answer"
+    on the card), the whole reply kept as its words. None when they name none."""
+    found = _ask_of(conversation, ref)
+    if found is None:
+        return None
+    message, ask = found
+    latest = selectors.answer_for_ask(ask_message=message)
+    read = match_reply(response_schema(ask), words)
+    if latest is None or read is None or "value" not in read.payload:
+        return None
+    services.ask_answer_change(
+        conversation=conversation,
+        ask_message=message,
+        version=latest.pk,
+        source=Source.FREE_TEXT,
+        value=read.payload["value"],
+        text=typed,
+    )
+    return read.payload

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from questionnaires.asks.interrupts import ask_pending, ask_resolve
+from questionnaires.asks.interrupts import ask_amend, ask_pending, ask_resolve
 from questionnaires.asks.presenter import (
     DRAFT_PREFIX,
     answer_summary,
@@ -29,6 +29,7 @@ KIND = Kind(
     panel=state_panel_for,
     pending=ask_pending,
     resolve=ask_resolve,
+    amend=ask_amend,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from questionnaires.inline.bodies import inline_bodies
-from questionnaires.inline.interrupts import inline_pending, inline_resolve
+from questionnaires.inline.interrupts import inline_amend, inline_pending, inline_resolve
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import questionnaire_open, questions_asked
 from questionnaires.registry import Kind
@@ -20,5 +20,6 @@ KIND = Kind(
     questions_asked=questions_asked,
     pending=inline_pending,
     resolve=inline_resolve,
+    amend=inline_amend,
     urls="questionnaires.inline.urls",
 )

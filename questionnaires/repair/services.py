@@ -277,10 +277,12 @@ def prompt_answer(
     action: str,
     user: User,
     lang: str,
+    post: Callable[[str], Message],
 ) -> Result:
     """The person's click on the prompt: `answer` (the filled or chosen values; the words
     stay the source only if the proposal was sent as read), `skip`, or `send` (a proposal
-    sent as an ordinary message instead — nothing typed is lost)."""
+    sent as an ordinary message instead — nothing typed is lost; `post` sends a text
+    the usual way)."""
     with transaction.atomic():
         found = open_prompt(conversation)
         if found is None or found[0].pk != repair_id:
@@ -298,9 +300,7 @@ def prompt_answer(
             if row.outcome != Outcome.PROPOSED:
                 raise ChatError("repair_action_invalid", _("Nothing to send."))
             Repair.objects.filter(pk=row.pk).update(open=False, outcome=Outcome.DISMISSED)
-            from chat.usecases import message_post_user  # the usual path (imports the kinds)
-
-            message = message_post_user(conversation=conversation, content=row.typed_text)
+            message = post(row.typed_text)  # the usual path
             return Result(Outcome.DISMISSED, message, row)
         if action != "answer":
             raise ChatError("repair_action_invalid", _("Unknown action."))

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from chat import usecases
 from chat.core.errors import ChatError
 from chat.edge.http import conversation_for_page, signed_in
 from questionnaires.repair.presenter import prompt_for
@@ -34,6 +35,7 @@ def repair_answer(request: HttpRequest, conversation_id: int, repair_id: int) ->
             action=request.POST.get("action", "answer"),
             user=signed_in(request),
             lang=getattr(request, "LANGUAGE_CODE", conversation.language),
+            post=lambda text: usecases.message_post_user(conversation=conversation, content=text),
         )
     except ChatError as error:
         context = {
