@@ -30,9 +30,7 @@ def test_typing_the_label_answers_the_waiting_card(page, server):
     _say(page, "5")
     expect(page.locator('#state-panel [data-field="nights"]')).to_contain_text("5")
     _say(page, "yes")
-    expect(page.locator('#state-panel [data-field="children"]')).to_contain_text(
-        "With children"
-    )
+    expect(page.locator('#state-panel [data-field="children"]')).to_contain_text("With children")
     assert page.dialogs == []
 
 
@@ -50,7 +48,7 @@ def test_words_containing_the_answer_fill_the_card_for_one_click(page, server):
     expect(page.locator('#state-panel [data-field="island"]')).to_contain_text(
         "I think the Azores would be lovely"
     )
-    expect(page.locator('#repair-region [data-repair]')).to_have_count(0)
+    expect(page.locator("#repair-region [data-repair]")).to_have_count(0)
 
 
 def test_a_digression_is_answered_and_the_card_shown_again_below(page, server):
