@@ -16,8 +16,10 @@ question's kind for its `Pending.response_schema` (the JSON Schema of the answer
 Conservative like `questionnaires.asks.extract`: a reply that fits two options of one
 question fills nothing for it, and a value is only ever one the question offers (or a
 number within its range). `Match.exact` says the reply *is* the answer (it equals a label,
-value, synonym, yes/no word or number) rather than merely containing it: only an exact
-reply to a single question may be answered without a confirming click.
+value, synonym, yes/no word or number); `Match.certain` that it is unambiguous enough to
+answer a single question without a confirming click: exact, or the answer with at most a
+couple of words around it and no negation ("my left knee", "5 nights"; not "I think the
+Azores would be lovely", never "not the Azores").
 """
 
 from __future__ import annotations
@@ -221,6 +223,10 @@ class Hit:
     value: JsonValue
     label: str  # what the card shows for it
     exact: bool
+    # Sure enough to answer without a click: exact, or the answer with at most a couple of
+    # words around it ("my left knee", "5 nights", "加那利吧") and no negation near an
+    # option ("not the Azores" is never taken as the Azores without a click).
+    sure: bool = False
 
 
 @dataclass(frozen=True)
@@ -235,15 +241,43 @@ class Match:
         return self.fields == 1 and len(self.hits) == 1 and self.hits[0].exact
 
     @property
+    def certain(self) -> bool:
+        """Unambiguous enough to answer without a confirming click: the whole question (one
+        field) and a sure reading of it (see `Hit.sure`)."""
+        return self.fields == 1 and len(self.hits) == 1 and self.hits[0].sure
+
+    @property
     def summary(self) -> tuple[tuple[str, str], ...]:
         """(question, answer) pairs as the confirmation shows them."""
         return tuple((h.field.title, h.label) for h in self.hits)
 
 
+NEGATIONS = frozenset(
+    {
+        "not", "don't", "dont", "no", "never", "isn't", "isnt", "without", "except",
+        "instead", "rather", "nor", "neither", "but", "other", "不", "没", "别", "非", "不要",
+        "不是", "除了",
+    }
+)  # fmt: skip
+MAX_AROUND = 2  # words (or, in Chinese, characters) around a sure answer
+
+
+def _around(said: str, name: str) -> int:
+    """How many words (characters, for Chinese) of `said` are not `name`."""
+    if _is_cjk(name):
+        return max(len(said.replace(" ", "")) - len(name.replace(" ", "")), 0)
+    return max(len(said.split()) - len(name.split()), 0)
+
+
+def _negated(said: str) -> bool:
+    words = set(said.split())
+    return bool(words & NEGATIONS) or any(n in said for n in NEGATIONS if _is_cjk(n))
+
+
 def _choice(f: Field, said: str) -> Hit | None:
     exact = [o for o in f.options if said in o.names]
     if len(exact) == 1:
-        return Hit(f, exact[0].value, exact[0].label, True)
+        return Hit(f, exact[0].value, exact[0].label, True, True)
     if exact:
         return None
     found = [
@@ -252,8 +286,11 @@ def _choice(f: Field, said: str) -> Hit | None:
     kept = {i for name, i in found if not any(name != n and name in n for n, _ in found)}
     if len(kept) != 1:
         return None
-    option = f.options[kept.pop()]
-    return Hit(f, option.value, option.label, False)
+    index = kept.pop()
+    option = f.options[index]
+    name = max((n for n, i in found if i == index), key=len)
+    sure = _around(said, name) <= MAX_AROUND and not _negated(said)
+    return Hit(f, option.value, option.label, False, sure)
 
 
 def _multi(f: Field, said: str) -> Hit | None:
@@ -274,15 +311,15 @@ def _boolean(f: Field, said: str) -> Hit | None:
     labels = {o.value: o.label for o in f.options}
     yes, no = str(labels.get(True, "Yes")), str(labels.get(False, "No"))
     if said in YES_WORDS:
-        return Hit(f, True, yes, True)
+        return Hit(f, True, yes, True, True)
     if said in NO_WORDS:
-        return Hit(f, False, no, True)
+        return Hit(f, False, no, True, True)
     first = said.split(" ")[0] if said else ""
     # negation first: "不是" contains "是"
     if first in NO_WORDS or (said[:1] in {"不", "没", "无"} and _is_cjk(said[:1])):
-        return Hit(f, False, no, False)
+        return Hit(f, False, no, False, len(said.split()) <= 1 + MAX_AROUND)
     if first in YES_WORDS:
-        return Hit(f, True, yes, False)
+        return Hit(f, True, yes, False, len(said.split()) <= 1 + MAX_AROUND)
     return named
 
 
@@ -301,7 +338,8 @@ def _number(f: Field, text: str, said: str) -> Hit | None:
         return None
     number = values.pop()
     value: JsonValue = int(number) if number.is_integer() else number
-    return Hit(f, value, _shown(number), said == normalize(_shown(number)))
+    exact = said == normalize(_shown(number))
+    return Hit(f, value, _shown(number), exact, exact or len(said.split()) <= 1 + MAX_AROUND)
 
 
 def _in_range(f: Field, n: float) -> bool:

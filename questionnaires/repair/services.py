@@ -184,7 +184,7 @@ def _matched(
     conversation: Conversation, text: str, waiting: Waiting, match: Match, user: User, lang: str
 ) -> Result:
     confirm_kinds = getattr(settings, "REPAIR_CONFIRM_KINDS", ())
-    if match.exact and waiting.kind.name not in confirm_kinds:
+    if match.certain and waiting.kind.name not in confirm_kinds:
         message = _resolve(conversation, waiting, typed_payload(match, text), user, lang)
         row = _record(conversation, waiting, text, Outcome.ANSWERED, payload=match.payload)
         return Result(Outcome.ANSWERED, message, row)

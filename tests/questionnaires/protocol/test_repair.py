@@ -273,3 +273,34 @@ def test_any_schema_at_all_never_crashes(schema, text):
     match_reply(schema, text)
     fields_of(schema)
     intent(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "certain"),
+    [
+        ("Canaries", True),
+        ("the canaries please", True),  # two words around it
+        ("I think the Azores would be lovely", False),  # a sentence: confirm with a click
+        ("not the Azores", False),  # a negation is never taken without a click
+        ("anything but Madeira", False),
+        ("don't pick madeira", False),
+    ],
+)
+def test_certain_means_one_click_is_not_needed(text, certain):
+    found = match_reply(ISLAND, text)
+    assert found is not None and found.certain is certain
+
+
+def test_certain_in_chinese_counts_characters():
+    schema = ask(_choice("去哪个岛？", "马德拉", "加那利"))
+    assert match_reply(schema, "加那利吧").certain
+    assert not match_reply(schema, "我想去马德拉吧").certain
+    assert not match_reply(schema, "不去马德拉").certain
+
+
+@pytest.mark.parametrize(
+    ("text", "certain"), [("5", True), ("5 nights", True), ("maybe about 5 or so nights", False)]
+)
+def test_certain_numbers(text, certain):
+    schema = ask({"type": "integer", "minimum": 1, "maximum": 14})
+    assert match_reply(schema, text).certain is certain
