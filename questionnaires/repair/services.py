@@ -19,6 +19,7 @@ Each outcome is one `Repair` row (the typed words kept), read by analytics.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -258,7 +259,7 @@ def _posted_payload(waiting: Waiting, values: Mapping[str, Sequence[str]]) -> di
                 number = float(raw[0]) if raw else None
             except ValueError:
                 number = None
-            if number is None:
+            if number is None or not math.isfinite(number):
                 continue
             value = int(number) if number.is_integer() else number
         payload_put(payload, field.path, value)

@@ -292,3 +292,37 @@ def test_actually_with_words_that_name_nothing_is_an_ordinary_message(client_in,
     assert Message.objects.filter(
         conversation=trip, role=Role.USER, content="actually, what time is it?"
     ).exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "code"),
+    [
+        ({"action": "answer", "f-0": "nan"}, 400, "answer_required"),
+        ({"action": "answer", "f-0": "inf"}, 400, "answer_required"),
+        ({"action": "answer", "f-0": "99"}, 400, "answer_value_invalid"),  # the kind says
+        ({"action": "explode"}, 400, "repair_action_invalid"),
+        ({"action": "send"}, 400, "repair_action_invalid"),  # a re-ask has nothing to send
+    ],
+)
+def test_hostile_prompt_posts_are_4xx_and_change_nothing(client_in, trip, fields, status, code):
+    _send(client_in, trip, "Canaries")
+    _send(client_in, trip, "Tell me about volcanoes")  # "How many nights?" is asked again
+    row = Repair.objects.get(conversation=trip, open=True)
+    before = Message.objects.filter(conversation=trip).count()
+    url = reverse("chat:repair_answer", args=[trip.pk, row.pk])
+    response = client_in.post(url, fields)
+    assert (response.status_code, response["X-Error-Code"]) == (status, code)
+    assert Message.objects.filter(conversation=trip).count() == before
+    assert _answer("nights", trip) is None and Repair.objects.get(pk=row.pk).open
+
+
+def test_a_zh_page_shows_the_prompt_in_chinese(client_in, user):
+    conversation = conversation_create(owner=user, agent="intake", language="zh-hans")
+    intake_begin(conversation=conversation, definition_id="trip")
+    url = reverse("chat:message_send", args=[conversation.pk])
+    client_in.post(url, {"content": "我想去马德拉吧"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    html = client_in.get(
+        reverse("chat:conversation", args=[conversation.pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert "这是你对“去哪个岛？”的回答吗？" in html and "你写的是：“我想去马德拉吧”" in html
+    assert "确认" in html and "改为作为消息发送" in html
