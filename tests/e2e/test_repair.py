@@ -87,3 +87,27 @@ def test_never_mind_skips_and_chinese_replies_answer(browser, server):
     _say(page, "算了")
     expect(page.locator('#state-panel [data-field="nights"]')).to_contain_text("已跳过")
     context.close()
+
+
+def test_without_javascript(browser, server):
+    ctx = browser.new_context(java_script_enabled=False, locale="en-US")
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    login(page, server)
+    start_from_home(page, server, agent="intake", intake="trip")
+    # a digression: answered, and the question shown again below as a plain form
+    page.fill("#id_content", "Is it warm there in May?")
+    page.click("#composer button[type=submit]")
+    again = page.locator('#repair-region [data-repair="reask"]')
+    expect(again).to_contain_text("Which island?")
+    again.get_by_label("Madeira").check()
+    again.get_by_role("button", name="Send", exact=True).click()
+    expect(page.locator('#state-panel [data-field="island"]')).to_contain_text("Madeira")
+    # words that contain the answer: filled, one click confirms
+    page.fill("#id_content", "I guess we could stay for 5 nights in total")
+    page.click("#composer button[type=submit]")
+    proposal = page.locator('#repair-region [data-repair="proposal"]')
+    expect(proposal.locator('input[type="number"]')).to_have_value("5")
+    proposal.get_by_role("button", name="Confirm").click()
+    expect(page.locator('#state-panel [data-field="nights"]')).to_contain_text("5")
+    ctx.close()
