@@ -88,7 +88,7 @@ interop-latest: | $(UV)
 
 # The production shape: DEBUG off, migrations, collected + compressed static files, several
 # web workers, Celery worker(s) + beat for agent runs (AGENT_RUNNER=celery unless set).
-# Needs DATABASE_URL and REDIS_URL (see README).
+# Needs DATABASE_URL and REDIS_URL (see docs/scale.md).
 WORKERS ?= 2
 # Every process's metrics in one place (prometheus-client's multiprocess mode); `serve`
 # empties it of an earlier start's files.

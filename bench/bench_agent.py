@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 SAMPLES = 25
 

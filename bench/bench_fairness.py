@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 CONVERSATIONS, MESSAGES, ASKS = 8, 3, 5
 CAP = 3

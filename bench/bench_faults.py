@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from bench.load import parse_args, run_load
-from bench.redis_server import redis_available
+from tests.support.redis_server import redis_available
 
 
 def _missing() -> str | None:

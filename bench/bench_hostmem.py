@@ -29,7 +29,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.liveserver import free_port
+from tests.support.liveserver import free_port
 
 CALLS = 50
 BATCH = 10
@@ -172,12 +172,12 @@ def measure(calls: int = CALLS, top: int = 25) -> dict[str, Any]:
     logging.getLogger("mcp").setLevel(logging.WARNING)
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "bench.mcp_servers", str(port)],
+        [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        from bench.mcp_servers import _await_port
+        from tests.support.mcp_servers import _await_port
 
         _await_port(port, server, "the 2025-11-25 MCP server")
         return asyncio.run(_measure(f"http://127.0.0.1:{port}/mcp", calls, top))

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from bench.bench_agent import _conversation, _post, _stream
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 SAMPLES = 3
 

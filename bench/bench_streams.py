@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 SMALL, LARGE = 10, 1000
 ROUNDS = 25

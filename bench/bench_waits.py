@@ -30,8 +30,8 @@ from typing import Any
 
 import httpx
 
-from bench.liveserver import LiveServer, _children, _postgres_admin
-from bench.mcp_servers import make_modern_server, make_server, serve
+from tests.support.liveserver import LiveServer, _children, _postgres_admin
+from tests.support.mcp_servers import make_modern_server, make_server, serve
 
 USERS = 100
 PER_USER = {"mcp_srv": 3, "mcp_new": 3, "forms": 2, "ask": 2}

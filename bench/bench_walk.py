@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.liveserver import LiveServer
 from bench.walk import KNOWN_DEFECTS, InvariantFailed, Tab, Walk
+from tests.support.liveserver import LiveServer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 PASSWORD = secrets.token_urlsafe(12)

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.liveserver import LiveServer
-from bench.redis_server import RedisServer
+from tests.support.liveserver import LiveServer
+from tests.support.redis_server import RedisServer
 
 KINDS = ("web", "run", "redis", "pg")
 ROUND_WINDOW = 10.0  # rounds started this near a fault must complete for it to count

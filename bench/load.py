@@ -46,8 +46,8 @@ from typing import Any
 import httpx
 
 from bench import faults as fault_matrix
-from bench.liveserver import LiveServer
-from bench.redis_server import RedisServer, redis_available
+from tests.support.liveserver import LiveServer
+from tests.support.redis_server import RedisServer, redis_available
 
 # A turn not seen within this long counts as lost. It detects loss, not slowness (latency
 # is measured separately, next_turn_ms): 200 users' first turns alone keep this 2-core

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -15,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from chat.core.metadata import intake_state, state_of
+from chat.core.agents import agent_choices, agent_label, model_agents
 from chat.core.models import (
     ApiToken,
     Conversation,
@@ -32,11 +33,11 @@ from chat.core.selectors import question_budget_limits
 from chat.core.services import api_token_create
 from chat.core.usage import usage_day
 from chat.edge.page import message_item
-from chat.mcphost.models import MODEL_AGENTS, McpServer
+from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpServerState
 from chat.mcphost.tools import listing_warnings
 from chat.skills.models import Skill
-from questionnaires.asks.state import state_view
+from questionnaires import registry
 from questionnaires.registry import questions_asked
 
 admin.site.site_header = _("Questionnaire chat · administration")
@@ -118,9 +119,27 @@ def _usage_table(rows: QuerySet[ModelUsage]) -> str:
 _TOKENS = Coalesce(Sum("usage__prompt_tokens"), 0) + Coalesce(Sum("usage__completion_tokens"), 0)
 
 
+class ConversationForm(forms.ModelForm):
+    # The registry's agents (chat.core.agents): the column lists no choices of its own.
+    agent = forms.ChoiceField(label=_("agent"), choices=agent_choices)
+
+    class Meta:
+        model = Conversation
+        fields = "__all__"
+
+
+class QuestionBudgetForm(forms.ModelForm):
+    agent = forms.ChoiceField(label=_("agent"), choices=agent_choices)
+
+    class Meta:
+        model = QuestionBudget
+        fields = "__all__"
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ("id", "title", "owner", "agent", "language", "tokens", "updated_at")
+    form = ConversationForm
+    list_display = ("id", "title", "owner", "agent_shown", "language", "tokens", "updated_at")
     list_filter = ("agent", "language")
     search_fields = ("title", "owner__username", "messages__content")
     readonly_fields = (
@@ -128,14 +147,23 @@ class ConversationAdmin(admin.ModelAdmin):
         "updated_at",
         "token_usage",
         "question_budget",
-        "consultation_state",
         "transcript",
     )
     inlines = [RunInline]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
+        """Ours, with each kind's sections of a conversation before the transcript (e.g.
+        the asks' consultation state: `CONVERSATION_FIELDS` of its admin module)."""
+        fields: list[Any] = list(super().get_readonly_fields(request, obj))
+        return [*fields[:-1], *registry.admin_conversation_fields(), *fields[-1:]]
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
         queryset: QuerySet[Conversation] = super().get_queryset(request)
         return queryset.annotate(tokens_total=_TOKENS)
+
+    @admin.display(description=_("agent"), ordering="agent")
+    def agent_shown(self, obj: Conversation) -> str:
+        return f"{agent_label(obj.agent)} ({obj.agent})"
 
     @admin.display(description=_("Tokens"), ordering="tokens_total")
     def tokens(self, obj: Conversation) -> str:
@@ -195,40 +223,18 @@ class ConversationAdmin(admin.ModelAdmin):
         )
         return format_html('{}<table class="qc-admin-transcript">{}</table>', more, rows)
 
-    @admin.display(description=_("Consultation state"))
-    def consultation_state(self, obj: Conversation) -> str:
-        """Filled, missing and skipped slots with confidence and raw text (spec 004)."""
-
-        view = state_view(state_of(obj))
-        rows = format_html_join(
-            "",
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    name,
-                    view["display"].get(name, value),
-                    view["confidence"].get(name, ""),
-                    view["raw_text"].get(name, ""),
-                )
-                for name, value in view["consultation_state"].items()
-            ),
-        )
-        return format_html(
-            "<table><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>{}</table>"
-            "<p>{}: {}</p><p>{}: {}</p><p>{}: {}</p>",
-            _("Field"), _("Value"), _("Confidence"), _("Raw text"), rows,
-            _("Missing"), ", ".join(view["missing_slots"]) or "—",
-            _("Skipped"), ", ".join(view["skipped_slots"]) or "—",
-            _("Intake"), intake_state(obj) or "—",
-        )  # fmt: skip
-
 
 @admin.register(QuestionBudget)
 class QuestionBudgetAdmin(admin.ModelAdmin):
     """Per-agent question budgets (issue 27); agents without a row use the settings'
     QUESTION_BUDGET_* defaults. Self-check enforces them."""
 
-    list_display = ("agent", "per_turn", "per_conversation", "one_card")
+    form = QuestionBudgetForm
+    list_display = ("agent_shown", "per_turn", "per_conversation", "one_card")
+
+    @admin.display(description=_("agent"), ordering="agent")
+    def agent_shown(self, obj: QuestionBudget) -> str:
+        return f"{agent_label(obj.agent)} ({obj.agent})"
 
 
 @admin.register(Message)
@@ -328,7 +334,7 @@ class McpServerForm(forms.ModelForm):
 
     agents = forms.MultipleChoiceField(
         label=_("agents"),
-        choices=[(kind, kind) for kind in MODEL_AGENTS],
+        choices=lambda: [(a.name, str(a.label)) for a in model_agents()],
         widget=forms.CheckboxSelectMultiple,
         required=False,
         help_text=_("Agent kinds whose turns may use this server's tools."),

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from django.apps import AppConfig
+from collections.abc import Sequence
+
+from django.apps import AppConfig, apps
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 
@@ -9,6 +13,7 @@ class ChatConfig(AppConfig):
     verbose_name = _("Chat")
 
     def ready(self) -> None:
+        checks.register(agents_check)
         # `<id:…>` in URLs: ASCII digits within 64 bits, else 400 `invalid_id` (not a 500).
         from django.urls import register_converter
 
@@ -35,3 +40,19 @@ class ChatConfig(AppConfig):
 
         if apps.is_installed("axes"):
             apps.get_app_config("axes").verbose_name = _("Login protection")
+
+
+def agents_check(
+    app_configs: Sequence[AppConfig] | None = None, **_kwargs: object
+) -> list[checks.CheckMessage]:
+    """`manage.py check` (and every start) loads the agents: a wrong line in CHAT_AGENTS or
+    a CHAT_DEFAULT_AGENT that names none fails there (chat.E001), not on a first message."""
+    if not apps.ready:
+        return []
+    from chat.core.agents import agents  # the registry needs the models loaded
+
+    try:
+        agents()
+    except (ImproperlyConfigured, ImportError, AttributeError) as error:
+        return [checks.Error(str(error), id="chat.E001")]
+    return []

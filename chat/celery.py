@@ -29,7 +29,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chat.settings")
 
 app = Celery("chat")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["chat.runs"])
+app.autodiscover_tasks(["chat.runs", "chat.inbox"])
 
 logger = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from chat.core.models import (
-    AgentKind,
     ApiToken,
     Conversation,
     Event,
@@ -19,12 +18,13 @@ from chat.core.models import (
     UserPreferences,
     Wait,
 )
+from chat.inbox.models import AnswerLink, Presence
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpHostLease, McpServerState
 from chat.skills.models import Skill
 
 __all__ = [
-    "AgentKind",
+    "AnswerLink",
     "ApiToken",
     "Conversation",
     "Event",
@@ -34,6 +34,7 @@ __all__ = [
     "McpServerState",
     "Message",
     "ModelUsage",
+    "Presence",
     "QuestionBudget",
     "Role",
     "Run",

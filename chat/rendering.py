@@ -221,10 +221,6 @@ def markdown_to_html(text: str) -> SafeString:
     return MarkdownBudget()(text)
 
 
-def render_options() -> dict[str, object]:
-    return dict(_MD.options)
-
-
 def code_css() -> str:
     """static/css/code.css: Pygments colours for the light theme and, in a
     prefers-color-scheme media query, the dark one (regenerate with

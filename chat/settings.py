@@ -94,8 +94,13 @@ INSTALLED_APPS = [
     "axes",
 ]
 
+# Called (dotted paths, with `wait_id=`) after a wait for a person is committed: the
+# inbox's notifications (chat.inbox.notify). Named here, like the kinds, because the
+# waits (chat.core) sit below everything that knows how to tell a person.
+WAIT_OPENED_HOOKS = ["chat.inbox.notify.wait_opened"]
+
 # Ways of asking (questionnaires.registry): one line per kind, in the order their cards show
-# on a message. A kind's subpackage holds everything else (see README, "A way of asking").
+# on a message. A kind's subpackage holds everything else (see docs/architecture.md, "A way of asking").
 QUESTIONNAIRE_KINDS = [
     "questionnaires.inline.kind.KIND",
     "questionnaires.asks.kind.KIND",
@@ -392,7 +397,16 @@ if DAILY_TOKEN_BUDGET < 0:
 CHAT_MAX_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_MESSAGE_CHARS", "20000"))
 # Longest assistant/tool message accepted through the API (characters).
 CHAT_MAX_API_MESSAGE_CHARS = int(os.environ.get("CHAT_MAX_API_MESSAGE_CHARS", "200000"))
-# Agent kind of new conversations when the user doesn't choose one.
+# Agents (chat.core.agents): one line per agent, in the home page's menu order; adding one
+# is one more line (docs/agents.md). An unknown line fails `manage.py check` (chat.E001).
+CHAT_AGENTS = [
+    "chat.runs.agents.INTAKE",
+    "chat.runs.agents.SCRIPTED",
+    "chat.runs.agents.OPENAI",
+    "chat.runs.agents.ECHO",
+    "chat.runs.agents.EXTERNAL",
+]
+# The agent of new conversations when the user doesn't choose one (one of CHAT_AGENTS).
 CHAT_DEFAULT_AGENT = os.environ.get("CHAT_DEFAULT_AGENT", "intake")
 # How agent runs execute: "thread" (a thread in the web process; `make run`), "inline"
 # (inside the request; tests), or "celery" (a Celery task on worker processes; durable:
@@ -409,6 +423,9 @@ if AGENT_RUNNER not in {"thread", "inline", "celery"}:
 # What starts a run the core queued (a dotted path, like Django's backends): the runs
 # package, a layer above the core, which the core therefore never imports.
 RUN_STARTER = "chat.runs.dispatch.run_dispatch"
+# Which of a conversation's open waits a person's new message answers (the kinds say: the
+# kind registry, also a layer above the core).
+WAITS_ANSWERED = "questionnaires.registry.waits_answered"
 # Runs one Celery worker executes at once (its prefork pool size).
 AGENT_WORKER_CONCURRENCY = int(os.environ.get("AGENT_WORKER_CONCURRENCY", "8"))
 # A running run whose heartbeat is older than this (seconds) lost its worker: with Celery
@@ -483,6 +500,9 @@ LLM_RATE_LIMIT_WAIT_SECONDS = float(os.environ.get("LLM_RATE_LIMIT_WAIT_SECONDS"
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", "60"))
 MCP_CONNECT_TIMEOUT = float(os.environ.get("MCP_CONNECT_TIMEOUT", "5"))
 MCP_TOOLS_CACHE_SECONDS = int(os.environ.get("MCP_TOOLS_CACHE_SECONDS", "300"))
+# A server's progress notes on a call (`notifications/progress`) reach the page at most
+# once every MCP_PROGRESS_INTERVAL seconds per call (and its last note always).
+MCP_PROGRESS_INTERVAL = float(os.environ.get("MCP_PROGRESS_INTERVAL", "1"))
 # MCP servers' header values and bearer tokens are stored encrypted (chat/mcphost/sealed.py)
 # with MCP_SECRETS_KEY (Fernet keys, comma-separated, the first encrypts) or else the keys in
 # MCP_SECRETS_KEY_FILE (made at random on first use, mode 0600; git-ignored).
@@ -627,4 +647,32 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Login sessions past their expiry (Django's clearsessions).
     "sessions-clear": {"task": "chat.sessions_clear", "schedule": 86400.0},
+    # The inbox's digest email to the people who chose it (chat.inbox.notify).
+    "inbox-digest": {
+        "task": "chat.inbox_digest",
+        "schedule": float(os.environ.get("INBOX_DIGEST_SECONDS", "3600")),
+    },
 }
+
+# --- The inbox and notifications (docs/inbox.md) -----------------------------------------
+# Every tab polls the inbox's count this often (seconds); a tab that polled within
+# INBOX_PRESENCE_SECONDS counts as open (on its conversation, if it shows one).
+INBOX_POLL_SECONDS = int(os.environ.get("INBOX_POLL_SECONDS", "15"))
+INBOX_PRESENCE_SECONDS = int(os.environ.get("INBOX_PRESENCE_SECONDS", "45"))
+# An answer link works at most this long (seconds), and never past its question's end.
+INBOX_LINK_MAX_AGE = int(os.environ.get("INBOX_LINK_MAX_AGE", str(7 * 24 * 3600)))
+# Absolute links in emails: the address people open the app at.
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Email: the console (printed by `make run`) unless an SMTP host is set.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", bool(EMAIL_HOST))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Questionnaire chat <chat@localhost>")

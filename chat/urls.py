@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from ninja import Router
 
 from chat.core.version import product_version
-from chat.edge import agui, api, metrics, preferences, run_identity_api, runs, views
+from chat.edge import agui, api, inbox, metrics, preferences, run_identity_api, runs, views
 from chat.edge.apibase import api_build
 from chat.skills import api as skills_api
 from questionnaires.registry import kinds
@@ -74,6 +74,11 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
         path("conversations/<id:conversation_id>/events", views.conversation_events, name="events"),
         path("conversations/<id:conversation_id>/drafts", views.draft_save, name="draft_save"),
         path("conversations/<id:conversation_id>/run", runs.run_status, name="run_status"),
+        path("inbox/", inbox.inbox_page, name="inbox"),
+        path("inbox/count", inbox.inbox_badge, name="inbox_badge"),
+        path("inbox/answer", inbox.inbox_answer, name="inbox_answer"),
+        path("inbox/a/<str:token>/", inbox.answer_link, name="answer_link"),
+        path("settings/notifications", inbox.notify_settings, name="notify_settings"),
         path(
             "settings/developer-details",
             preferences.developer_details_toggle,
@@ -109,7 +114,7 @@ def project_patterns() -> list[URLPattern | URLResolver]:
         # AG-UI (chat/edge/agui.py): an event stream, beside the ninja API it shares auth with.
         path("api/v1/conversations/<id:conversation_id>/agui", agui.agui_run, name="agui_run"),
         path("api/v1/", include((api_patterns(), "api"))),
-        path("questionnaires/", include("questionnaires.urls")),
+        path("questionnaires/", include("questionnaires.inline.playground_urls")),
         path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
         path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
         path("i18n/", include("django.conf.urls.i18n")),

@@ -11,7 +11,10 @@ iterates this registry instead:
   waits, every other input — typed text, another card, a slot edit — is refused alike;
 - the model's context (`chat.agent.context`): which messages the model never reads, and how
   an answer reads to it;
-- the base template (each kind's static files) and `chat/urls.py` (its URL patterns).
+- the base template (each kind's static files) and `chat/urls.py` (its URL patterns);
+- waits (`chat.core.waits`, `chat.runs`): which waits an answer closes, the wait a turn
+  opens, what the reaper and Stop do to its cards; the MCP host's elicitation backend;
+  its analytics source and its admin (the block at the end; docs/kinds.md).
 
 The registry imports no kind: kinds are loaded by their dotted path on first use, so a kind may
 use the registry (the rule across kinds) without an import circle, and a kind that is not
@@ -23,21 +26,24 @@ from __future__ import annotations
 import enum
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Protocol, runtime_checkable
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.db.models import QuerySet
 from django.dispatch import receiver
 from django.utils.functional import Promise
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Message
+from chat.core.models import MCP_CALL_WAIT, Conversation, Message, Run, Wait
+from chat.core.waits import wait_open as core_wait_open
 from questionnaires.chrome import CardChrome as CardChrome  # the one card's view model
 from questionnaires.chrome import CardState as CardState
 
@@ -146,11 +152,39 @@ class Refused:
 class Pending:
     """A question waiting for the person as a machine client sees it (an AG-UI interrupt):
     the question as shown, a JSON Schema of the answer the kind's `resolve` takes, and the
-    tool call that asked it, if one did."""
+    tool call that asked it, if one did; `metadata`, what else a client needs to show it
+    (an MCP server's name, the link a person is asked to open)."""
 
     message: str
     response_schema: Mapping[str, object]
     tool_call_id: str = ""
+    metadata: Mapping[str, object] | None = None
+    # A short question (one single choice, a yes/no) answered with one click: each choice's
+    # label and the `resolve` payload it sends (the inbox answers in place with these).
+    choices: tuple[Choice, ...] = ()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One click that answers a short question: what the button says, what `resolve` gets."""
+
+    label: str
+    payload: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where a waiting question is, for people who look for it (the inbox, notifications):
+    the message its card is attached to, the card's DOM id (the page's anchor), the question
+    as shown, and who asks when it is not the conversation's agent (an MCP server's name)."""
+
+    message_id: int
+    anchor: str
+    title: str
+    asker: str = ""
+    # Waiting behind an earlier question (asks of one turn come one at a time): listed, but
+    # answered only once its turn comes, on its card.
+    queued: bool = False
 
 
 class Resolve(Protocol):
@@ -217,11 +251,37 @@ class Kind:
     resolve: Resolve | None = None
     # Conversation repair (issue 36): an answered card changed from typed words.
     amend: Amend | None = None
+    # People (the inbox, notifications): where the card behind a wait is (None: gone).
+    locate: Callable[[Conversation, str], Whereabouts | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally
     # `api_router` (a django-ninja Router, mounted on the JSON API); static files the page
     # loads (.js or .css).
     urls: str = ""
     static: tuple[str, ...] = ()
+    # --- issue 35: waits, expiry, Stop, analytics, admin (see "kinds own their waits") ---
+    # Its waits (`Wait.kind` == name, opened with `wait_open` below): closed by the
+    # person's next message (`answered_by_message`: the answer is a new user message that
+    # starts the next run), except the refs `answer_keeps_open(conversation, message)`
+    # names (an ask's siblings, still to be answered one at a time).
+    answered_by_message: bool = False
+    answer_keeps_open: Callable[[Conversation, Message], Collection[str]] | None = None
+    # The turn ended awaiting the person on a message of this kind's cards: open its wait
+    # (`turn_wait(run, message)`) — unless the message called one of some kind's
+    # `wait_tools` (tools that open their kind's waits themselves).
+    turn_wait: Callable[[Run, Message], None] | None = None
+    wait_tools: tuple[str, ...] = ()
+    # The reaper: one of its waits is past its deadline (before the wait closes as
+    # expired); Stop: a run is stopped (before its waits close as cancelled).
+    on_expire: Callable[[Wait], None] | None = None
+    on_stop: Callable[[Run], None] | None = None
+    # Dotted paths, loaded by the layers above on first use (a kind's model side never
+    # imports them): its analytics source (a module-level `SOURCE`,
+    # questionnaires.analytics.outcomes.Source), its admin registration (a module whose
+    # import registers its models; questionnaires.admin imports it), and the module that
+    # answers MCP servers' elicitation requests (chat.mcphost.elicit.Backend).
+    analytics: str = ""
+    admin: str = ""
+    mcp_elicitation: str = ""
 
 
 class InputRefused(ChatError):
@@ -246,6 +306,7 @@ def kinds() -> tuple[Kind, ...]:
 
 
 def _check_unique(loaded: Sequence[Kind]) -> None:
+    _check_names(loaded)
     for attribute in ("name", "draft_prefix"):
         values = [getattr(k, attribute) for k in loaded if getattr(k, attribute)]
         if len(values) != len(set(values)):
@@ -375,3 +436,127 @@ def panel_for(*, conversation: Conversation) -> Panel | None:
 def static_files() -> tuple[str, ...]:
     """Every kind's static files, in registry order, each once."""
     return tuple(dict.fromkeys(path for kind in kinds() for path in kind.static))
+
+
+# --- issue 35: kinds own their waits, expiry, Stop, analytics and admin -----------------
+# (One block: the switch points of chat.core.waits, chat.runs, chat.mcphost, the analytics
+# and the admin ask these instead of naming kinds.)
+
+# A kind's name is `Wait.kind` and `CardDefinition.kind` (CharFields of this length,
+# checked here rather than enumerated in the database).
+KIND_NAME_MAX = 12
+
+
+def _check_names(loaded: Sequence[Kind]) -> None:
+    for kind in loaded:
+        if not kind.name or len(kind.name) > KIND_NAME_MAX or kind.name == MCP_CALL_WAIT:
+            raise ImproperlyConfigured(
+                f"QUESTIONNAIRE_KINDS: a kind's name is 1 to {KIND_NAME_MAX} characters and "
+                f"not {MCP_CALL_WAIT!r}: {kind.name!r}"
+            )
+
+
+def kind_of(name: str) -> Kind | None:
+    """The registered kind `name` (a `Wait.kind`, an analytics card's kind), else None."""
+    return next((k for k in kinds() if k.name == name), None)
+
+
+def wait_open(
+    *,
+    kind: str,
+    conversation: Conversation,
+    ref: str,
+    seconds: float,
+    run: Run | None = None,
+    tool_call_id: str = "",
+    resumes_run: bool = False,
+    check_limits: bool = True,
+) -> Wait:
+    """Open a person-wait of the registered kind `kind` (chat.core.waits.wait_open, with
+    its limits). A name that is not a registered kind is a programming error, refused
+    before anything is written (a wait nobody expires, closes or counts)."""
+    if kind_of(kind) is None:
+        raise ImproperlyConfigured(f"wait_open: {kind!r} is not a registered kind")
+    return core_wait_open(
+        conversation=conversation,
+        kind=kind,
+        ref=ref,
+        seconds=seconds,
+        run=run,
+        tool_call_id=tool_call_id,
+        resumes_run=resumes_run,
+        check_limits=check_limits,
+    )
+
+
+def waits_answered(
+    waits: QuerySet[Wait], *, conversation: Conversation, message: Message | None
+) -> QuerySet[Wait]:
+    """Of a conversation's open `waits`, the ones the person's new message `message`
+    answers (`settings.WAITS_ANSWERED`, called by chat.core.waits.waits_close_answered):
+    those of kinds answered by a message, but the refs their kind keeps open."""
+    answered = [k for k in kinds() if k.answered_by_message]
+    found = waits.filter(kind__in=[k.name for k in answered])
+    if message is None:
+        return found
+    keep: set[str] = set()
+    for kind in answered:
+        if kind.answer_keeps_open is not None:
+            keep.update(kind.answer_keeps_open(conversation, message))
+    return found.exclude(ref__in=keep) if keep else found
+
+
+def turn_awaits(*, run: Run, message: Message, tool_names: Collection[str]) -> None:
+    """A turn ended awaiting the person on `message`: the kinds that open a wait then do
+    (inline cards), unless a tool it called opened its own kind's waits (asks)."""
+    if any(name in kind.wait_tools for kind in kinds() for name in tool_names):
+        return
+    for kind in kinds():
+        if kind.turn_wait is not None:
+            kind.turn_wait(run, message)
+
+
+def wait_expire(wait: Wait) -> None:
+    """The reaper: the overdue `wait` ends the way its kind says (nothing, for a kind
+    without `on_expire`); the caller then closes it as expired."""
+    kind = kind_of(wait.kind)
+    if kind is None:
+        logger.warning("wait %s: kind %r is not registered", wait.ref, wait.kind)
+    elif kind.on_expire is not None:
+        kind.on_expire(wait)
+
+
+def run_stop(run: Run) -> None:
+    """Stop: every kind ends what it shows for `run` (its cards lock and say so)."""
+    for kind in kinds():
+        if kind.on_stop is not None:
+            kind.on_stop(run)
+
+
+def analytics_sources() -> tuple[tuple[Kind, object], ...]:
+    """Each kind's analytics source (its `analytics` module's `SOURCE`), in registry order."""
+    return tuple(
+        (kind, import_string(f"{kind.analytics}.SOURCE")) for kind in kinds() if kind.analytics
+    )
+
+
+def admin_register() -> None:
+    """Register every kind's admin (imports its `admin` module; idempotent)."""
+    for kind in kinds():
+        if kind.admin:
+            import_module(kind.admin)
+
+
+def admin_conversation_fields() -> tuple[Callable[..., str], ...]:
+    """Every kind's sections of a conversation's admin page (its admin module's
+    `CONVERSATION_FIELDS`: admin display functions of a conversation)."""
+    fields: list[Callable[..., str]] = []
+    for kind in kinds():
+        if kind.admin:
+            fields.extend(getattr(import_module(kind.admin), "CONVERSATION_FIELDS", ()))
+    return tuple(fields)
+
+
+def mcp_elicitation() -> str:
+    """The dotted path of the module answering MCP elicitation requests ("" without one)."""
+    return next((k.mcp_elicitation for k in kinds() if k.mcp_elicitation), "")

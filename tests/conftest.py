@@ -162,6 +162,18 @@ SLOW_FIRST = (
     "tests/edge/test_sse_workers.py",
     "tests/edge/test_api_contract.py",
     "tests/core/test_secret_key.py",
+    "tests/interop/test_tracing_otlp.py",
+    "tests/test_migrations.py",
+)
+# The same among the browser tests, which run last: their longest (multi-step walks and
+# tours, 20–50 s each on a busy box) first, so the last minute isn't one process finishing
+# a walk while the others are idle.
+E2E_SLOW_FIRST = (
+    "tests/e2e/test_walk.py",
+    "tests/e2e/test_tour.py",
+    "tests/e2e/test_intake.py",
+    "tests/e2e/test_stock_ts_mcp.py",
+    "tests/e2e/test_live_truth.py",
 )
 
 
@@ -172,8 +184,10 @@ def pytest_collection_modifyitems(items):
 
     def order(item: pytest.Item) -> tuple[bool, int]:
         path = str(item.path)
-        slow = [n for n, name in enumerate(SLOW_FIRST) if path.endswith(name)]
-        return "/tests/e2e/" in path, slow[0] if slow else len(SLOW_FIRST)
+        browser = "/tests/e2e/" in path
+        first = E2E_SLOW_FIRST if browser else SLOW_FIRST
+        slow = [n for n, name in enumerate(first) if path.endswith(name)]
+        return browser, slow[0] if slow else len(first)
 
     items.sort(key=order)
 

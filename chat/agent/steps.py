@@ -20,7 +20,6 @@ from chat.agent.tools.base import StoredCall
 from chat.core.metadata import MessageMetadata
 from chat.core.models import Message, Role, Run
 from chat.core.services import message_create
-from questionnaires.tool_calls import assistant_message_create
 
 # `metadata["step"]` of a step's message stored before its tools ran ("open" until the
 # step is stored whole): the model's context leaves it out meanwhile (chat.agent.context).
@@ -30,8 +29,9 @@ STEP_OPEN = "open"
 def step_message_open(*, run: Run, content: str, calls: Sequence[ToolCall]) -> Message:
     """Store a step's assistant message before its tools run (a step calling MCP tools,
     so the text shows before a server's question); `step_persist(opened=…)` completes it."""
-    return assistant_message_create(
+    return message_create(
         conversation=run.conversation,
+        role=Role.ASSISTANT,
         content=content,
         tool_calls=[c.to_openai() for c in calls],
         metadata={"kind": "reply", "step": STEP_OPEN},
@@ -55,8 +55,9 @@ def step_persist(
     conversation = run.conversation
     assistant = Message.objects.filter(pk=opened, run=run).first() if opened else None
     if assistant is None:
-        assistant = assistant_message_create(
+        assistant = message_create(
             conversation=conversation,
+            role=Role.ASSISTANT,
             content=content,
             tool_calls=[c.to_openai() for c in calls],
             metadata=metadata,

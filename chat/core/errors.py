@@ -56,9 +56,5 @@ class NotFound(ChatError):
         super().__init__("not_found", message, status=404)
 
 
-class SubmitRefused(ChatError):
-    """A refused answer to a card (any kind)."""
-
-
 class FormError(ChatError):
     """A refused interactive-form operation."""

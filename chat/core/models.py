@@ -11,13 +11,10 @@ from django.db import models
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-
-class AgentKind(models.TextChoices):
-    INTAKE = "intake", _("Intake (offline)")
-    SCRIPTED = "scripted", _("Protocol tour (offline, scripted)")
-    OPENAI = "openai", _("OpenAI-compatible model")
-    EXTERNAL = "external", _("External runtime (API)")
-    ECHO = "echo", _("Echo (repeats your message, for testing)")
+# An agent's name (Conversation.agent): one of the registry's (chat.core.agents), which
+# the forms, admin and the API check; the column lists no choices, so a new agent needs
+# no migration.
+AGENT_NAME_MAX = 20
 
 
 class Conversation(models.Model):
@@ -25,7 +22,7 @@ class Conversation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
     )
     title = models.CharField(max_length=200, blank=True)
-    agent = models.CharField(max_length=20, choices=AgentKind.choices, default=AgentKind.ECHO)
+    agent = models.CharField(max_length=AGENT_NAME_MAX, default="echo")
     # The conversation's language ("en" / "zh-hans"): agents answer and diagnose in it.
     language = models.CharField(max_length=10, default="en")
     # Agent-specific state, e.g. {"consultation_state": {...}, "missing_slots": [...]}.
@@ -209,17 +206,11 @@ class RunAttempt(models.Model):
         return f"Run {self.run_id} attempt {self.number} ({self.outcome})"
 
 
-class WaitKind(models.TextChoices):
-    INLINE = "inline", _("Inline questionnaire")
-    FORM = "form", _("Deferred form")
-    ASK = "ask", _("Structured ask")
-    ELICITATION = "elicitation", _("MCP elicitation")
-    # Not a person: a tool call the MCP session host executes for a suspended run.
-    MCP_CALL = "mcp_call", _("MCP call in the session host")
-
-
-# Kinds that wait for a person (the per-user and per-conversation limits count these).
-PERSON_WAITS = (WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK, WaitKind.ELICITATION)
+# A wait's kind is a registered card kind's name (questionnaires.registry checks it when
+# the wait opens: no list of kinds here, nor a migration per kind), every one of which
+# waits for a person (the per-user and per-conversation limits count them) — or this:
+# not a person, a tool call the MCP session host executes for a suspended run.
+MCP_CALL_WAIT = "mcp_call"
 
 
 class WaitStatus(models.TextChoices):
@@ -247,7 +238,7 @@ class Wait(models.Model):
     run = models.ForeignKey(
         Run, null=True, blank=True, on_delete=models.CASCADE, related_name="waits"
     )
-    kind = models.CharField(max_length=12, choices=WaitKind.choices)
+    kind = models.CharField(max_length=12)  # a kind's name, or MCP_CALL_WAIT
     # The kind's row, e.g. "elicitation:12" (unique: one wait per card).
     ref = models.CharField(max_length=80, unique=True)
     tool_call_id = models.CharField(max_length=200, blank=True)
@@ -376,6 +367,12 @@ class UsageByUser(User):
         verbose_name_plural = _("token usage by user")
 
 
+class NotifyMode(models.TextChoices):
+    OFF = "off", _("Off")
+    DIGEST = "digest", _("A digest email")
+    IMMEDIATE = "immediate", _("Right away")
+
+
 class UserPreferences(models.Model):
     """A person's settings of the chat, one row per user (made on first change).
 
@@ -387,6 +384,12 @@ class UserPreferences(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_preferences"
     )
     developer_details = models.BooleanField(_("developer details"), default=False)
+    # Questions waiting for the person (chat.inbox.notify): quiet unless they ask for more.
+    notify = models.CharField(
+        _("notifications"), max_length=10, choices=NotifyMode.choices, default=NotifyMode.OFF
+    )
+    # When the last digest went out (a digest lists only when something new waits since).
+    digest_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("chat preferences")
@@ -400,7 +403,7 @@ class QuestionBudget(models.Model):
     """How much an agent may ask (issue 27), set in admin; self-check enforces it. An agent
     without a row uses the settings' `QUESTION_BUDGET_*` defaults."""
 
-    agent = models.CharField(_("agent"), max_length=20, choices=AgentKind.choices, unique=True)
+    agent = models.CharField(_("agent"), max_length=AGENT_NAME_MAX, unique=True)
     per_turn = models.PositiveSmallIntegerField(
         _("questions per turn"), null=True, blank=True, help_text=_("Empty: no limit.")
     )
@@ -419,4 +422,4 @@ class QuestionBudget(models.Model):
         ordering = ["agent"]
 
     def __str__(self) -> str:
-        return str(self.get_agent_display())
+        return self.agent

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from chat.core.models import EXTERNAL_WORKER, AgentKind, Conversation, Message, Run, RunStatus
+from chat.core.agents import agent_of
+from chat.core.models import EXTERNAL_WORKER, Conversation, Message, Run, RunStatus
 from chat.core.usage import budget_problem
 from chat.obs import logs, metrics
 
@@ -67,9 +68,11 @@ def run_create(
 
 
 def run_request(*, conversation: Conversation, message: Message | None) -> Run | None:
-    """Create the run a new user message triggers and start it; external conversations
-    have none (their runtime reads the message over the API)."""
-    if conversation.agent == AgentKind.EXTERNAL:
+    """Create the run a new user message triggers and start it; a conversation whose agent
+    has no turn of ours has none (an external runtime reads the message over the API).
+    A conversation whose agent is no longer registered is refused (409 `agent_unknown`:
+    the caller's transaction drops the message), never answered by another agent."""
+    if agent_of(conversation).turn is None:
         return None
     run = run_create(conversation=conversation, trigger_message=message)
     run_start(run_id=run.pk)

@@ -76,11 +76,6 @@ def message_get(*, conversation: Conversation, message_id: int) -> Message:
         raise NotFound() from None
 
 
-def message_last_seq(*, conversation: Conversation) -> int:
-    last = conversation.messages.order_by("-seq").values_list("seq", flat=True).first()
-    return last or 0
-
-
 def message_latest_visible_assistant_seq(*, conversation: Conversation) -> int | None:
     """Seq of the assistant message whose cards may be answered, or None.
 

@@ -12,10 +12,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from chat.core.agents import agent_named
 from chat.core.errors import ChatError
 from chat.core.metadata import MessageMetadata
 from chat.core.models import (
-    AgentKind,
     ApiToken,
     Conversation,
     Event,
@@ -26,18 +26,22 @@ from chat.core.models import (
 )
 from chat.core.realtime import wake
 from chat.core.runs import run_request
+from chat.core.stream_events import EVENT_NAMES, EventName
 from chat.core.waits import waits_close_answered
 from questionnaires.protocol.jsontypes import JsonValue
 
 # --- events ----------------------------------------------------------------------------
 
 
-def event_emit(*, conversation_id: int, name: str, data: Mapping[str, object]) -> Event:
+def event_emit(*, conversation_id: int, name: EventName, data: Mapping[str, object]) -> Event:
     """Persist a stream event and wake every listener once the transaction commits.
 
     Listeners read the events themselves (by id, from the database), so a wake-up that is
-    lost or arrives out of order never loses an event.
+    lost or arrives out of order never loses an event. `name` is one of EVENT_NAMES (the
+    list the page's JS follows): any other is a programming error, refused before a row.
     """
+    if name not in EVENT_NAMES:
+        raise ValueError(f"unknown stream event name {name!r} (chat.core.stream_events)")
     # No savepoint when nested: an event is part of its caller's transaction.
     with transaction.atomic(savepoint=False):
         # A conversation's events are written one transaction at a time (its row lock),
@@ -54,13 +58,15 @@ PRUNE_BATCH = 5000
 
 
 def event_prune_deltas(*, older_than: float) -> int:
-    """Delete `text_delta` events older than `older_than` seconds; returns how many.
+    """Delete `text_delta` and `tool_progress` events older than `older_than` seconds;
+    returns how many.
 
-    The message those fragments built is stored, so only the typing animation of a replay
-    is lost. Deleted in batches, so no statement holds its locks for long.
+    The message those fragments built is stored, and a call's progress matters only while
+    it runs, so only the typing animation of a replay is lost. Deleted in batches, so no
+    statement holds its locks for long.
     """
     cutoff = timezone.now() - timedelta(seconds=older_than)
-    old = Event.objects.filter(name="text_delta", created_at__lt=cutoff)
+    old = Event.objects.filter(name__in=("text_delta", "tool_progress"), created_at__lt=cutoff)
     deleted = 0
     while True:
         ids = list(old.order_by("id").values_list("id", flat=True)[:PRUNE_BATCH])
@@ -75,13 +81,7 @@ def event_prune_deltas(*, older_than: float) -> int:
 def conversation_create(
     *, owner: User, title: str = "", agent: str | None = None, language: str = "en"
 ) -> Conversation:
-    agent = agent or settings.CHAT_DEFAULT_AGENT
-    if agent not in AgentKind.values:
-        raise ChatError(
-            "agent_invalid",
-            _("Unknown agent “%(agent)s”. Choose one of: %(choices)s.")
-            % {"agent": agent, "choices": ", ".join(AgentKind.values)},
-        )
+    agent = agent_named(agent or settings.CHAT_DEFAULT_AGENT).name  # 400 `agent_invalid`
     title = (title or "").strip()[:200]
     lang = "zh-hans" if language.lower().startswith("zh") else "en"
     return Conversation.objects.create(owner=owner, title=title, agent=agent, language=lang)

@@ -18,11 +18,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from chat.core.agents import model_agent_names
 from chat.core.errors import ChatError
-from chat.core.models import AgentKind, Conversation, ModelUsage
+from chat.core.models import Conversation, ModelUsage
 
-# Agents whose turns call a model (the offline tour's calls are estimated, and count).
-MODEL_AGENTS = frozenset({AgentKind.OPENAI, AgentKind.SCRIPTED})
 MILLION = Decimal(1_000_000)
 
 
@@ -123,7 +122,7 @@ def budget_problem(*, conversation: Conversation) -> TokenBudgetExhausted | None
     """The refusal a new turn of this conversation gets, or None: only model-calling
     agents count, and only with a DAILY_TOKEN_BUDGET."""
     budget = settings.DAILY_TOKEN_BUDGET
-    if budget <= 0 or conversation.agent not in MODEL_AGENTS:
+    if budget <= 0 or conversation.agent not in model_agent_names():
         return None
     used = tokens_today(user_id=conversation.owner_id)
     if used < budget:

@@ -6,8 +6,9 @@ limits) and closes it when that thing is answered, expires or ends (`wait_close`
 ways a wait ends:
 
 - the kinds whose answer is a new user message (inline cards, deferred forms, asks;
-  spec 000/003/004): the run that asked has ended; `answer_post` closes every open one of
-  the conversation (`waits_close_answered`) in the transaction of the answer;
+  spec 000/003/004; `Kind.answered_by_message`): the run that asked has ended;
+  `answer_post` closes every open one of the conversation (`waits_close_answered`) in the
+  transaction of the answer;
 - the waits a suspended run is parked on (`resumes_run`: an MCP elicitation, a call in the
   MCP session host): once none of the run's resuming waits is open, the run is queued
   again (`run_resume_if_ready`) and the next attempt resumes from its last persisted step.
@@ -18,29 +19,32 @@ expired through its kind, chat.runs.waits) and an end the person sees (the kind'
 
 from __future__ import annotations
 
+import functools
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.metadata import metadata_of
 from chat.core.models import (
-    PERSON_WAITS,
+    MCP_CALL_WAIT,
     Conversation,
     Message,
-    Role,
     Run,
     RunStatus,
     Wait,
-    WaitKind,
     WaitStatus,
 )
 from chat.core.runs import run_start
 from chat.obs import metrics, tracing
+
+logger = logging.getLogger(__name__)
 
 
 class WaitLimited(ChatError):
@@ -55,7 +59,7 @@ def wait_limit_problem(
 ) -> WaitLimited | None:
     """The limit a new person-wait would pass, or None. Checked in the caller's
     transaction, after `waits_lock` (so twenty concurrent opens can't all slip under)."""
-    person = Wait.objects.filter(status=WaitStatus.OPEN, kind__in=PERSON_WAITS)
+    person = Wait.objects.filter(status=WaitStatus.OPEN).exclude(kind=MCP_CALL_WAIT)
     limit = settings.WAITS_PER_USER
     if person.filter(owner_id=conversation.owner_id).count() >= limit:
         return WaitLimited(
@@ -74,7 +78,7 @@ def wait_limit_problem(
         )
     if run is None:
         return None
-    asked = Wait.objects.filter(run_id=run.pk, kind__in=PERSON_WAITS)
+    asked = Wait.objects.filter(run_id=run.pk).exclude(kind=MCP_CALL_WAIT)
     limit = settings.WAITS_PER_TOOL_CALL
     if tool_call_id and asked.filter(tool_call_id=tool_call_id).count() >= limit:
         return WaitLimited(
@@ -115,14 +119,14 @@ def wait_open(
     `seconds` from now. Person-waits are refused past a limit (`WaitLimited`); an MCP call
     handed to the session host is never refused (it was already made)."""
     with transaction.atomic():
-        if check_limits and kind in PERSON_WAITS:
+        if check_limits and kind != MCP_CALL_WAIT:
             waits_lock(conversation)
             problem = wait_limit_problem(
                 conversation=conversation, run=run, tool_call_id=tool_call_id
             )
             if problem is not None:
                 raise problem
-        wait, _created = Wait.objects.get_or_create(
+        wait, created = Wait.objects.get_or_create(
             ref=ref[:80],
             defaults={
                 "conversation_id": conversation.pk,
@@ -135,7 +139,19 @@ def wait_open(
                 "trace_context": tracing.carrier(),
             },
         )
+        if created and kind != MCP_CALL_WAIT:
+            transaction.on_commit(functools.partial(_opened, wait.pk))
     return wait
+
+
+def _opened(wait_id: int) -> None:
+    """A question now waits for a person: tell whoever listens (settings.WAIT_OPENED_HOOKS,
+    the inbox's notifications). A listener's failure never fails the ask."""
+    for path in settings.WAIT_OPENED_HOOKS:
+        try:
+            import_string(path)(wait_id=wait_id)
+        except Exception:
+            logger.exception("wait %s: %s failed", wait_id, path)
 
 
 def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
@@ -159,28 +175,12 @@ def wait_close(*, ref: str, status: str = WaitStatus.ANSWERED) -> Wait | None:
 
 def waits_close_answered(*, conversation: Conversation, message: Message | None = None) -> int:
     """The person answered (a new user message `message`): every open wait of the
-    conversation whose answer is a new message is over.
-
-    Except the other asks of the turn an ask's answer belongs to: asked one at a time,
-    they are still to be answered (the next one opens now), not over."""
-    waiting = Wait.objects.filter(
-        conversation_id=conversation.pk,
-        status=WaitStatus.OPEN,
-        kind__in=(WaitKind.INLINE, WaitKind.FORM, WaitKind.ASK),
-    )
-    answer = metadata_of(message).get("structured_answer") if message is not None else None
-    if answer and answer.get("turn_id"):
-        siblings = (
-            Message.objects.filter(
-                conversation_id=conversation.pk,
-                role=Role.ASSISTANT,
-                metadata__turn_id=answer["turn_id"],
-                metadata__has_key="ask_user_options",
-            )
-            .exclude(metadata__ask_user_options__field=answer.get("field"))
-            .values_list("pk", flat=True)
-        )
-        waiting = waiting.exclude(kind=WaitKind.ASK, ref__in=[f"ask:{pk}" for pk in siblings])
+    conversation whose answer is a new message is over — which ones, their kinds say
+    (`settings.WAITS_ANSWERED`, a dotted path like `RUN_STARTER`: the kind registry, a
+    layer above; e.g. the other asks of an ask's turn stay open, asked one at a time)."""
+    open_ = Wait.objects.filter(conversation_id=conversation.pk, status=WaitStatus.OPEN)
+    answered = import_string(settings.WAITS_ANSWERED)
+    waiting: QuerySet[Wait] = answered(open_, conversation=conversation, message=message)
     if tracing.enabled():  # each wait's span, from when it opened (one query more)
         for kind, created, parent in waiting.values_list("kind", "created_at", "trace_context"):
             _closed(kind, WaitStatus.ANSWERED, created, parent)

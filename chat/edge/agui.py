@@ -9,11 +9,14 @@ the official `ag-ui-protocol` models and encoder). A run is one of:
   every open interrupt is answered (`resolved` with a `payload` shaped by its
   `responseSchema`) or abandoned (`cancelled`: declined or skipped) in one request, or
   nothing is (409 `interrupts_uncovered`); an expired one can only be cancelled. Each is
-  answered through its kind's own answer path, as the token's person.
+  answered through its kind's own answer path, as the token's person: asks, inline
+  cards, deferred forms and MCP elicitations alike (each kind's `interrupts` module).
+  A refused entry is the kind's own 4xx and code, `details.interrupt` naming it.
 
 A run that needs a person ends with `RUN_FINISHED` `outcome: {type: "interrupt"}`: one
 interrupt per question waiting for the person, its `id` the wait's ref (`ask:12`), with
-`message`, `responseSchema`, `expiresAt` and `toolCallId`. Interrupts are the durable
+`message`, `responseSchema`, `expiresAt` and `toolCallId` (and `metadata` where the kind
+has more to say: an MCP server's name, the link it asks the person to open). Interrupts are the durable
 waits (`chat.core.waits`), so they survive restarts and are the same on every replica.
 Refusals before the stream starts are the API's `{"error", "message"}` with a 4xx;
 after it started, a `RUN_ERROR` with the code.
@@ -58,13 +61,14 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import ValidationError
 
 from chat import usecases
+from chat.agent.tools.base import is_deferred
 from chat.core import selectors
 from chat.core.errors import ChatError
-from chat.core.models import PERSON_WAITS, Conversation, Message, RunStatus, Wait
+from chat.core.models import MCP_CALL_WAIT, Conversation, Message, Role, RunStatus, Wait
 from chat.core.waits import waits_open
 from chat.edge.http import bearer_token, error_response, json_body, user_for_api_token
 from chat.edge.stream_selectors import EventRow, event_last_id, event_rows_after
-from questionnaires.registry import kind_named
+from questionnaires.registry import Pending, RunEffect, kind_named
 
 POLL_SECONDS = 0.1
 PAGE = 200
@@ -120,13 +124,17 @@ class Prepared:
     conversation_id: int
     cursor: int  # events after this one belong to this run
     run_id: int | None  # the run the message or answers started, if any
+    # The tool results the answers gave (deferred calls: the answer is the result).
+    results: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _prepare(user: User, conversation_id: int, run_input: RunAgentInput, lang: str) -> Prepared:
     conversation = selectors.conversation_get_for_user(user=user, conversation_id=conversation_id)
     cursor = event_last_id(conversation_id=conversation.pk)
+    results: list[tuple[str, str]] = []
     if run_input.resume:
-        _resume(conversation, run_input.resume, user, lang)
+        calls = _resume(conversation, run_input.resume, user, lang)
+        results = _tool_results(conversation, calls)
     else:
         text = _new_user_text(run_input)
         if text:
@@ -142,7 +150,7 @@ def _prepare(user: User, conversation_id: int, run_input: RunAgentInput, lang: s
                 "agui_nothing_to_run", _("Send a user message (the last of “messages”).")
             )
     active = selectors.run_active(conversation=conversation)
-    return Prepared(conversation.pk, cursor, active.pk if active else None)
+    return Prepared(conversation.pk, cursor, active.pk if active else None, results)
 
 
 def _new_user_text(run_input: RunAgentInput) -> str:
@@ -160,7 +168,7 @@ def _new_user_text(run_input: RunAgentInput) -> str:
 
 
 def _open_waits(conversation: Conversation) -> list[Wait]:
-    return [w for w in waits_open(conversation_id=conversation.pk) if w.kind in PERSON_WAITS]
+    return [w for w in waits_open(conversation_id=conversation.pk) if w.kind != MCP_CALL_WAIT]
 
 
 def interrupts_of(conversation: Conversation) -> list[Interrupt]:
@@ -177,16 +185,30 @@ def interrupts_of(conversation: Conversation) -> list[Interrupt]:
                 tool_call_id=(pending.tool_call_id if pending else "") or wait.tool_call_id or None,
                 response_schema=dict(pending.response_schema) if pending else None,
                 expires_at=wait.deadline.isoformat(),
-                # Kinds a client can't answer yet are answered in the chat page.
-                metadata=None if pending else {"answerIn": "page"},
+                # A question a client can't answer is answered in the chat page.
+                metadata=_metadata(pending),
             )
         )
     return found
 
 
+def _metadata(pending: Pending | None) -> dict[str, Any] | None:
+    if pending is None:
+        return {"answerIn": "page"}
+    return dict(pending.metadata) if pending.metadata else None
+
+
+def _tool_results(conversation: Conversation, calls: Sequence[str]) -> list[tuple[str, str]]:
+    rows = conversation.messages.filter(role=Role.TOOL, tool_call_id__in=calls)
+    found = dict(rows.values_list("tool_call_id", "content"))
+    return [(call, found[call]) for call in calls if call in found]
+
+
 def _resume(
     conversation: Conversation, entries: Sequence[ResumeEntry], user: User, lang: str
-) -> None:
+) -> list[str]:
+    """Answer every entry (or none); the tool calls whose result an answer was (a
+    deferred form's: its run stopped with the call open)."""
     waits = {w.ref: w for w in _open_waits(conversation)}
     ids = [entry.interrupt_id for entry in entries]
     if len(set(ids)) != len(ids):
@@ -209,6 +231,7 @@ def _resume(
             details={"interrupts": missing},
         )
     now = timezone.now()
+    calls = []
     with transaction.atomic():  # all of them or none
         for entry in entries:
             wait = waits[entry.interrupt_id]
@@ -230,9 +253,16 @@ def _resume(
             payload = entry.payload if entry.status == "resolved" else None
             if entry.status == "resolved" and payload is None:
                 raise ChatError("interrupt_payload_invalid", _("A resolved entry needs a payload."))
-            kind.resolve(
-                conversation=conversation, ref=wait.ref, payload=payload, user=user, lang=lang
-            )
+            try:
+                kind.resolve(
+                    conversation=conversation, ref=wait.ref, payload=payload, user=user, lang=lang
+                )
+            except ChatError as error:  # which of the entries it was
+                error.details.setdefault("interrupt", wait.ref)
+                raise
+            if kind.run_effect == RunEffect.DEFERS_RUN and wait.tool_call_id:
+                calls.append(wait.tool_call_id)
+    return calls
 
 
 # --- the stream ---------------------------------------------------------------------------
@@ -287,16 +317,10 @@ class _Translation:
             if arguments:
                 out.append(ToolCallArgsEvent(tool_call_id=call, delta=arguments))
             out.append(ToolCallEndEvent(tool_call_id=call))
-        elif name == "tool_result":
+        elif name == "tool_result" and not _deferred(data.get("result")):
+            # (a deferred call's result is the person's answer: sent when it is given)
             call = str(data["tool_call_id"])
-            out.append(
-                ToolCallResultEvent(
-                    message_id=f"tool-{call}",
-                    tool_call_id=call,
-                    content=json.dumps(data.get("result"), ensure_ascii=False),
-                    role="tool",
-                )
-            )
+            out.append(_tool_result(call, json.dumps(data.get("result"), ensure_ascii=False)))
         elif name == "error":
             self.error = (str(data.get("code", "run_failed")), str(data.get("message", "")))
         elif name in ("run_finished", "run_suspended"):
@@ -305,6 +329,16 @@ class _Translation:
             if name == "run_finished" and data.get("status") != RunStatus.FAILED:
                 self.error = None
         return out
+
+
+def _deferred(result: object) -> bool:
+    return isinstance(result, dict) and is_deferred(result)
+
+
+def _tool_result(call: str, content: str) -> ToolCallResultEvent:
+    return ToolCallResultEvent(
+        message_id=f"tool-{call}", tool_call_id=call, content=content, role="tool"
+    )
 
 
 def _rows(conversation_id: int, cursor: int) -> tuple[list[EventRow], dict[int, Message]]:
@@ -319,19 +353,32 @@ def _rows(conversation_id: int, cursor: int) -> tuple[list[EventRow], dict[int, 
 
 
 def _settled(conversation_id: int) -> tuple[bool, list[Interrupt], str]:
-    """(no run of the conversation queued or running, its interrupts, the last run's
-    status)."""
+    """(the conversation's agent is done for now, its interrupts, the last run's status).
+
+    Done: no run queued or running, and either a question waits for the person or no
+    run is suspended on anything else — an MCP call in the session host whose server
+    just got the person's answer resumes the run when it returns, and this run's
+    client wants what follows."""
     conversation = Conversation.objects.get(pk=conversation_id)
     active = selectors.run_active(conversation=conversation)
     latest = selectors.run_latest(conversation=conversation)
     status = latest.status if latest is not None else ""
-    return active is None, interrupts_of(conversation) if active is None else [], status
+    if active is not None:
+        return False, [], status
+    interrupts = interrupts_of(conversation)
+    if not interrupts and status == RunStatus.SUSPENDED:
+        held = waits_open(conversation_id=conversation_id)
+        if any(w.kind == MCP_CALL_WAIT for w in held):
+            return False, [], status
+    return True, interrupts, status
 
 
 async def _stream(prepared: Prepared, run_input: RunAgentInput) -> AsyncIterator[str]:
     encoder = EventEncoder()
     thread_id, run_id = run_input.thread_id, run_input.run_id
     yield encoder.encode(RunStartedEvent(thread_id=thread_id, run_id=run_id))
+    for call, content in prepared.results:
+        yield encoder.encode(_tool_result(call, content))
     state = _Translation()
     cursor = prepared.cursor
     deadline = time.monotonic() + settings.AGENT_TURN_TIME_LIMIT + 60

@@ -20,7 +20,7 @@ from pydantic import ConfigDict, field_validator
 from chat import usecases
 from chat.core import selectors, services
 from chat.core.errors import ChatError, NotFound
-from chat.core.models import AgentKind, Conversation, Message, Role
+from chat.core.models import Conversation, Message, Role
 from chat.edge.apibase import (
     ApiJson,
     ApiTokenAuth,
@@ -34,7 +34,6 @@ from chat.edge.http import signed_in as signed_in
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_token
 from questionnaires.protocol import parse_message
-from questionnaires.tool_calls import assistant_message_create
 
 router = Router(auth=ApiTokenAuth(), tags=["conversations"])
 
@@ -43,11 +42,11 @@ TOOL_CALL_ID_MAX = 200  # Message.tool_call_id's max_length
 
 class ConversationIn(RequestSchema):
     title: str = Field("", description="Shown in the sidebar (cut to 200 characters).")
-    agent: AgentKind = Field(
-        AgentKind.EXTERNAL,
-        strict=False,
-        description="Who answers user messages: `external` (nobody: the runtime posts the "
-        "replies), `openai`, `scripted`, `intake`.",
+    agent: str = Field(
+        "external",
+        description="Who answers user messages: one of the server's agents (`CHAT_AGENTS`; "
+        "another name is refused with `agent_invalid`). Built in: `external` (nobody: the "
+        "runtime posts the replies), `openai`, `scripted`, `intake`, `echo`.",
     )
     field_codes: ClassVar[dict[str, str]] = {"agent": "agent_invalid"}
 
@@ -146,7 +145,7 @@ def conversation_create(
     conversation = services.conversation_create(
         owner=signed_in(request),
         title=body.title,
-        agent=body.agent.value,
+        agent=body.agent,  # the registry's check: 400 `agent_invalid`
         language=request.LANGUAGE_CODE,
     )
     url = request.build_absolute_uri(reverse("chat:conversation", args=[conversation.pk]))
@@ -199,13 +198,6 @@ def _post_message(conversation: Conversation, body: MessageIn) -> Message:
         )
     services.message_check_size(body.content, limit=settings.CHAT_MAX_API_MESSAGE_CHARS)
     tool_calls = body.tool_calls or []
-    if body.role == Role.ASSISTANT and tool_calls:
-        return assistant_message_create(
-            conversation=conversation,
-            content=body.content,
-            tool_calls=tool_calls,
-            readonly=body.readonly,
-        )
     return services.message_create(
         conversation=conversation,
         role=body.role,

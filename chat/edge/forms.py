@@ -9,8 +9,7 @@ from django.conf import settings
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from chat.core.models import AgentKind
-from chat.edge.page import llm_configured
+from chat.core.agents import AgentUnknown, agent_choices, agent_named
 
 
 class ConversationCreateForm(forms.Form):
@@ -24,7 +23,7 @@ class ConversationCreateForm(forms.Form):
         strip=False,
         widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "off"}),
     )
-    agent = forms.ChoiceField(label=_("Assistant"), choices=AgentKind.choices)
+    agent = forms.ChoiceField(label=_("Assistant"), choices=agent_choices)  # the registry's
     # Which intake definition an intake conversation collects (ignored for other agents).
     intake = forms.ChoiceField(label=_("Topic"), required=False)
     # Which of the scripted agent's tours (empty: the protocol tour).
@@ -52,13 +51,17 @@ class ConversationCreateForm(forms.Form):
         return _within_limit(str(self.cleaned_data["content"]))
 
     def clean_agent(self) -> str:
-        agent = str(self.cleaned_data["agent"])
-        if agent == AgentKind.OPENAI and not llm_configured():
+        name = str(self.cleaned_data["agent"])
+        try:
+            agent = agent_named(name)
+        except AgentUnknown as error:
+            raise forms.ValidationError(error.message, code=error.code) from error
+        if not agent.ready():
             raise forms.ValidationError(
                 _("This assistant isn’t available on this server yet. Choose another one."),
-                code="llm_not_configured",
+                code=agent.unavailable_code,
             )
-        return agent
+        return name
 
 
 class ConversationRenameForm(forms.Form):

@@ -25,9 +25,10 @@ from django.views.decorators.http import require_GET
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from chat.core.models import Wait, WaitKind, WaitStatus
+from chat.core.models import MCP_CALL_WAIT, Wait, WaitStatus
 from chat.edge.http import bad_token_strike, bearer_token, client_address, error_response
 from chat.obs.metrics import CONTENT_TYPE, ScrapeRegistry, exposition
+from questionnaires import registry
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,8 @@ class WaitsCollector(Collector):
         late = GaugeMetricFamily(
             "chat_waits_overdue", "Open waits past their deadline.", labels=["kind"]
         )
-        for kind in WaitKind.values:
+        # every registered kind (0 when none is open), the session host's, and any other
+        for kind in dict.fromkeys([*(k.name for k in registry.kinds()), MCP_CALL_WAIT, *found]):
             row = found.get(kind)
             open_.add_metric([kind], row["n"] if row else 0)
             oldest = (now - row["oldest"]).total_seconds() if row else 0.0

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Max
 from django.forms import Form
@@ -23,9 +22,11 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 
 from chat.core import selectors
+from chat.core.agents import agent_label
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
+from chat.inbox.selectors import Badge, inbox_badge
 from chat.rendering import markdown_to_html
 from questionnaires import registry
 from questionnaires.drafts import drafts_for
@@ -301,6 +302,7 @@ class Sidebar:
     groups: list[SidebarGroup]
     query: str
     current_id: int | None
+    inbox: Badge | None = None  # the inbox link's count (chat.inbox)
 
 
 def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Sidebar:
@@ -326,21 +328,16 @@ def sidebar(*, user: User, current_id: int | None = None, query: str = "") -> Si
             SidebarEntry(
                 pk=conversation.pk,
                 title=title,
-                agent=conversation.get_agent_display(),
+                agent=agent_label(conversation.agent),
                 updated_at=updated,
                 when=_relative(updated, now),
                 active=conversation.pk == current_id,
             )
         )
-    return Sidebar(groups, query, current_id)
+    return Sidebar(groups, query, current_id, inbox_badge(user=user))
 
 
 def _relative(moment: datetime, now: datetime) -> str:
     if now - moment < timedelta(minutes=1):
         return _("just now")
     return _("%(time)s ago") % {"time": timesince(moment, now, depth=1)}
-
-
-def llm_configured() -> bool:
-    """Whether the OpenAI-compatible agent can work (the condition chat.runs.turn checks)."""
-    return bool(settings.LLM_BASE_URL or settings.LLM_API_KEY)

@@ -17,22 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from typing import Any
 
-from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.middleware.clickjacking import XFrameOptionsMiddleware
-from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+from django.utils.module_loading import import_string
 
-from chat.edge.http import SkillTokenScopeMiddleware
 from chat.edge.sse import EventStreamResponse
 
 logger = logging.getLogger("django.request")
@@ -107,19 +105,63 @@ def _go_on(request: HttpRequest) -> HttpResponse:
     return _GO_ON
 
 
+# What this entry does with each of `settings.MIDDLEWARE`, by its dotted path: borrowed
+# (the class itself is run, below, by these names), reproduced by hand, or not needed by
+# a stream — with why. tests/edge/test_stream_asgi.py checks these three name exactly the
+# settings' list, so a middleware added to the stack fails that test until it is decided
+# on here, and that BORROWED keeps the stack's order.
+SECURITY = "django.middleware.security.SecurityMiddleware"
+SKILL_SCOPE = "chat.edge.http.SkillTokenScopeMiddleware"
+SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
+X_FRAME = "django.middleware.clickjacking.XFrameOptionsMiddleware"
+BORROWED = (SECURITY, SKILL_SCOPE, SESSION, X_FRAME)
+REPRODUCED = {
+    "django.middleware.common.CommonMiddleware": "its host check (`request.get_host()`)",
+    "django.middleware.locale.LocaleMiddleware": "the language from cookie or Accept-Language, "
+    "`Content-Language` and `Vary` (these URLs have no language prefix)",
+}
+NOT_NEEDED = {
+    "chat.obs.middleware.ObservabilityMiddleware": "a stream lasts as long as its tab, so a "
+    "request-latency histogram would record tab lifetimes; streams have their own gauges "
+    "(`STREAMS_OPEN`, `STREAMS_REFUSED`)",
+    "whitenoise.middleware.WhiteNoiseMiddleware": "serves static files; a stream URL is none",
+    "chat.edge.http.RequestGuardMiddleware": "guards form posts; streams are GET only",
+    "chat.core.dbfaults.ConnectionLossRetryMiddleware": "the stream's queries run on the "
+    "fan-out's threads (chat.edge.fanout), which have their own reconnect",
+    "django.middleware.csrf.CsrfViewMiddleware": "streams are GET only",
+    "django.contrib.auth.middleware.AuthenticationMiddleware": "the view reads the session's "
+    "user itself (`stream_access_for_session`), or the bearer token",
+    "chat.edge.timezones.PersonTimeZoneMiddleware": "a stream renders no time",
+    "django.contrib.messages.middleware.MessageMiddleware": "a stream shows no flash messages",
+    "django_htmx.middleware.HtmxMiddleware": "the stream views read no htmx header",
+    "csp.middleware.CSPMiddleware": "an event stream is not a document: no policy applies",
+    "axes.middleware.AxesMiddleware": "locks out failed logins; a stream never logs in",
+}
+
+
+@functools.cache
+def _middleware_class(path: str) -> Any:
+    return import_string(path)
+
+
+def _borrowed(path: str) -> Any:
+    """A fresh instance, as Django's stack would have: some read settings when built."""
+    return _middleware_class(path)(_go_on)
+
+
 def _before(request: HttpRequest) -> HttpResponseBase | None:
     """The request side of the middleware the stream views rely on."""
     request.get_host()  # raises DisallowedHost like CommonMiddleware would
-    redirect = SecurityMiddleware(_go_on).process_request(request)
+    redirect: HttpResponseBase | None = _borrowed(SECURITY).process_request(request)
     if redirect is not None:
         return redirect
-    refusal: HttpResponseBase = SkillTokenScopeMiddleware(_go_on)(request)
+    refusal: HttpResponseBase = _borrowed(SKILL_SCOPE)(request)
     if refusal is not _GO_ON:
         return refusal
     # LocaleMiddleware's choice (cookie, Accept-Language); these URLs have no language prefix.
     translation.activate(translation.get_language_from_request(request))
     request.LANGUAGE_CODE = translation.get_language()
-    SessionMiddleware(_go_on).process_request(request)  # lazy: loaded only if a view asks
+    _borrowed(SESSION).process_request(request)  # lazy: loaded only if a view asks
     return None
 
 
@@ -131,8 +173,8 @@ def _after(request: HttpRequest, response: Any) -> None:
     if hasattr(request, "LANGUAGE_CODE"):
         patch_vary_headers(response, ("Accept-Language",))
         response.headers.setdefault("Content-Language", request.LANGUAGE_CODE)
-    SecurityMiddleware(_go_on).process_response(request, response)
-    XFrameOptionsMiddleware(_go_on).process_response(request, response)
+    _borrowed(SECURITY).process_response(request, response)
+    _borrowed(X_FRAME).process_response(request, response)
 
 
 async def _stream(frames: AsyncGenerator[bytes, None], receive: Receive, send: Send) -> None:

@@ -52,7 +52,6 @@ from chat.edge.page import (
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
 from questionnaires import drafts
-from questionnaires.asks.definitions import definition_choices
 from questionnaires.repair.services import typed_reply as repair_typed_reply
 
 
@@ -67,7 +66,7 @@ def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200)
 
 
 def _create_form(data: QueryDict | None = None) -> ConversationCreateForm:
-    choices = definition_choices(translation.get_language() or "en")
+    choices = usecases.intake_choices(translation.get_language() or "en")
     tours = tuple((name, str(title)) for name, title in usecases.TOUR_SCRIPTS.items())
     return ConversationCreateForm(data, intake_choices=choices, script_choices=tours)
 

@@ -31,9 +31,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.agent.tools.base import ToolContext, ToolStop, ToolSuspended
-from chat.core.models import Conversation, Run, Wait, WaitKind, WaitStatus
+from chat.core.models import MCP_CALL_WAIT, Conversation, Run, Wait, WaitStatus
 from chat.core.waits import wait_open
-from chat.mcphost import client, elicit, health, hosted
+from chat.mcphost import client, elicit, health, hosted, progress
 from chat.mcphost.host import host_ensure
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall, McpCallState, host_wait_ref
@@ -208,6 +208,9 @@ def _round_run(call: McpCall, server: McpServer, responses: types.InputResponses
             seconds=call.budget_left,
             responses=responses,
             request_state=call.request_state or None,
+            progress=progress.reporter(
+                conversation_id=call.conversation_id, tool_call_id=call.tool_call_id
+            ),
         )
     except client.McpHostError as exc:
         _round_failed(call, server, exc)
@@ -338,9 +341,8 @@ def _responses(call: McpCall) -> types.InputResponses | None:
         outcome = settled.get(card)
         if outcome is None:
             return None
-        responses[key] = types.ElicitResult(
-            action=outcome.action, content=outcome.content, _meta=outcome.meta
-        )
+        answer = {"action": outcome.action, "content": outcome.content, "_meta": outcome.meta}
+        responses[key] = types.ElicitResult.model_validate(answer)
     return responses
 
 
@@ -362,7 +364,7 @@ def _hand_to_host(call: McpCall) -> None:
         )
         wait_open(
             conversation=conversation,
-            kind=WaitKind.MCP_CALL,
+            kind=MCP_CALL_WAIT,
             ref=host_wait_ref(call.pk),
             # a backstop only: the host ends every call it holds well before
             seconds=settings.MCP_TOOL_TIMEOUT
@@ -378,12 +380,9 @@ def _await_host(call: McpCall) -> dict[str, Any]:
     """The host's result within the grace period, else the run suspends — at once when
     the server has asked the person (that answer takes a person's time)."""
     deadline = time.monotonic() + settings.MCP_HOST_GRACE_SECONDS
-    asking = Wait.objects.filter(
-        run_id=call.run_id,
-        tool_call_id=call.tool_call_id,
-        kind=WaitKind.ELICITATION,
-        status=WaitStatus.OPEN,
-    )
+    asking = Wait.objects.filter(  # a card the server asked the person with, in this call
+        run_id=call.run_id, tool_call_id=call.tool_call_id, status=WaitStatus.OPEN
+    ).exclude(kind=MCP_CALL_WAIT)
     while True:
         row = McpCall.objects.filter(pk=call.pk).values_list("state", "result").get()
         if row[0] == McpCallState.DONE:

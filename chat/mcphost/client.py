@@ -49,6 +49,7 @@ from django.conf import settings
 from mcp import Client
 from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -102,16 +103,20 @@ ElicitFn = Callable[
     [types.ElicitRequestParams, "Budget"], Awaitable[types.ElicitResult | types.ErrorData]
 ]
 CompleteFn = Callable[[str], Awaitable[None]]
+# A progress note of the call: (progress, total or None, message or None).
+ProgressFn = ProgressFnT
 
 
 @dataclass(frozen=True)
 class Hooks:
     """What the server may ask of the chat during a call: an elicitation (`elicit`, which
     must pause the budget while a person answers) and the URL-mode completion
-    notification (`elicitation_complete(elicitation_id)`)."""
+    notification (`elicitation_complete(elicitation_id)`); the call's progress notes
+    (`progress`: the call asks for them with a progress token)."""
 
     elicit: ElicitFn | None = None
     elicitation_complete: CompleteFn | None = None
+    progress: ProgressFn | None = None
 
 
 class Budget:
@@ -395,6 +400,7 @@ def call_round(
     seconds: float,
     responses: types.InputResponses | None = None,
     request_state: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> Round:
     """One round of a call on a 2026-07-28 server, within `seconds` of the tool budget:
     its result or its `InputRequiredResult`, returned as they are (nothing is held
@@ -412,6 +418,7 @@ def call_round(
             input_responses=responses,
             request_state=request_state,
             allow_input_required=True,
+            progress_callback=progress,
         )
         spent = anyio.current_time() - started
         if isinstance(answer, types.InputRequiredResult):
@@ -450,7 +457,8 @@ async def tool_call_async(
     failure to get one raises `McpHostError`."""
 
     async def work(client: Client) -> types.CallToolResult:
-        return await client.call_tool(name, arguments)
+        hook = hooks.progress if hooks is not None else None
+        return await client.call_tool(name, arguments, progress_callback=hook)
 
     budget = settings.MCP_TOOL_TIMEOUT if seconds is None else seconds
     return await operate(endpoint, hooks or Hooks(), work, budget, shared, mode)

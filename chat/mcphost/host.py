@@ -34,7 +34,7 @@ import mcp_types as types
 from django.conf import settings
 from django.db import connections
 
-from chat.mcphost import client, elicit, hosted
+from chat.mcphost import client, elicit, hosted, progress
 from chat.mcphost.records import McpCall
 from chat.mcphost.results import call_result, error_result, url_elicitation_required
 
@@ -147,9 +147,13 @@ class SessionHost:
             )
             return
         session = f"{self.host_id}:{call.pk}"[:64]
+        notes = progress.reporter(
+            conversation_id=call.conversation_id, tool_call_id=call.tool_call_id, db=self.db
+        )
         hooks = client.Hooks(
             elicit=functools.partial(self.elicit, call, session),
             elicitation_complete=functools.partial(self.complete, call, session),
+            progress=notes,
         )
         endpoint = client.Endpoint(server.name, server.url, server.request_headers())
         # A call is handed over to be made in 2025-11-25 (its server speaks only that, or
@@ -172,9 +176,11 @@ class SessionHost:
             outage = exc.code if exc.code in OUTAGES else ""
             payload = await self.db(self.failure, call, exc)
         except asyncio.CancelledError:  # the host is stopping: the call can't go on
+            notes.close()
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.db(hosted.call_interrupt, call, self.host_id))
             raise
+        notes.close()  # a note held back is older than the result
         await asyncio.shield(
             self.db(hosted.call_finish, call, self.host_id, payload, outage=outage)
         )

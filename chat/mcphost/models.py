@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from chat.core.agents import model_agent_names
 from chat.mcphost.sealed import SealedJSONField, SealedTextField
 
 # OpenAI function names: ^[A-Za-z0-9_-]{1,64}$. A server name is at most 24 characters
@@ -30,8 +31,6 @@ HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 tok
 # The bundled demo server, run in-process (see chat/mcphost/demo.py).
 BUILTIN_SCHEME = "builtin"
 BUILTIN_SERVERS = frozenset({"demo"})
-# Agent kinds that call a model, and so can use tools.
-MODEL_AGENTS = ("openai", "scripted")
 
 
 def server_name_problem(name: str) -> str | None:
@@ -95,7 +94,7 @@ class McpServer(models.Model):
     headers = SealedJSONField(_("headers"), default=dict, blank=True)
     bearer_token = SealedTextField(_("bearer token"), blank=True, default="")
     enabled = models.BooleanField(_("enabled"), default=True)
-    # Agent kinds (MODEL_AGENTS) whose turns may use this server's tools.
+    # Agents whose turns may use this server's tools (model-calling ones: chat.core.agents).
     agents = models.JSONField(_("agents"), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -126,8 +125,9 @@ class McpServer(models.Model):
             errors["bearer_token"] = "The token has a line break."  # noqa: S105 (a message)
         elif len(self.bearer_token) > BEARER_MAX:
             errors["bearer_token"] = f"The token has more than {BEARER_MAX} characters."
-        if not isinstance(self.agents, list) or not set(self.agents) <= set(MODEL_AGENTS):
-            errors["agents"] = f"Agents are a list of {', '.join(MODEL_AGENTS)}."
+        model_agents = model_agent_names()
+        if not isinstance(self.agents, list) or not set(self.agents) <= set(model_agents):
+            errors["agents"] = f"Agents are a list of {', '.join(model_agents)}."
         if errors:
             raise ValidationError(errors)
 

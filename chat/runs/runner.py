@@ -1,13 +1,14 @@
-"""Execute one run: bookkeeping around the agent kind's turn function.
+"""Execute one run: bookkeeping around the agent's turn function.
 
-`AGENTS` maps a conversation's agent kind to a turn function `(run) -> stop_reason`.
-Each kind registers one line here; the function does the work (calls the LLM loop,
-the intake logic, …) and returns a `StopReason` value. This module owns the run's
+The conversation's agent (chat.core.agents) names its turn function `(run) -> stop_reason`;
+the function does the work (calls the LLM loop, the intake logic, …) and returns a
+`StopReason` value. An agent that is not registered (any more) fails the run
+(`agent_unknown`): it is never answered by another agent. This module owns the run's
 status, timestamps, attempts and the `run_started` / `run_finished` / `error` events.
 
 Durable turns: a run may be executed by several attempts (a worker died under it; see
 heartbeat.py). A turn function must pick up from what earlier attempts persisted: the
-model-calling kinds resume step by step (resume.py); the instant kinds (`ATOMIC_KINDS`)
+model-calling agents resume step by step (resume.py); the instant ones (`Agent.instant`)
 run in one transaction, so a dead worker leaves all of their turn or nothing of it.
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -23,44 +23,30 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from chat.agent.events import Stop
-from chat.agent.intake import intake_turn
+from chat.core.agents import Agent, AgentUnknown, TurnFunction, agent_of
 from chat.core.dbfaults import connection_lost, connections_reset, retry_on_connection_loss
-from chat.core.models import Role, Run, RunAttempt, RunStatus, StopReason
-from chat.core.services import event_emit, message_create
+from chat.core.models import Run, RunAttempt, RunStatus, StopReason
+from chat.core.services import event_emit
 from chat.obs import logs, metrics, tracing
 from chat.runs.errors import RunFailed
 from chat.runs.heartbeat import heartbeat, run_claim, run_requeue, run_suspend
 from chat.runs.resume import AttemptSuperseded, Journal, stop_json
 from chat.runs.slots import runs_release_after
-from chat.runs.turn import openai_turn, scripted_turn
 
 logger = logging.getLogger(__name__)
 
-TurnFunction = Callable[[Run], str]
 
-
-def echo_turn(run: Run) -> str:
-    """The placeholder agent: repeats the user's message."""
-    text = run.trigger_message.content if run.trigger_message else ""
-    message_create(
-        conversation=run.conversation, role=Role.ASSISTANT, content=f"Echo: {text}", run=run
-    )
-    return StopReason.COMPLETED
-
-
-# kind -> its turn function
-AGENTS: dict[str, TurnFunction] = {
-    "echo": echo_turn,
-    "scripted": scripted_turn,
-    "openai": openai_turn,
-    "intake": intake_turn,
-}
-# Kinds whose whole turn is instant database work: run in one transaction (see above).
-ATOMIC_KINDS = frozenset({"echo", "intake"})
-
-
-def turn_function(kind: str) -> TurnFunction:
-    return AGENTS.get(kind, AGENTS["echo"])
+def run_agent(run: Run) -> tuple[Agent, TurnFunction]:
+    """The agent whose turn the run is, and its turn function: the conversation's agent, if
+    it is registered and has a turn of ours (else `RunFailed`, with a code and a message
+    the page and the API show)."""
+    try:
+        agent = agent_of(run.conversation)
+    except AgentUnknown as exc:
+        raise RunFailed(exc.code, exc.message) from exc
+    if agent.turn is None:
+        raise RunFailed("agent_no_turn", f"The agent {agent.name!r} has no turn of ours to run.")
+    return agent, agent.turn
 
 
 def run_execute(*, run_id: int, task_id: str = "", worker: str = "") -> None:
@@ -229,18 +215,17 @@ def _give_up(run: Run, number: int) -> tuple[str, str]:
 
 
 def _turn_stop(run: Run) -> str:
-    """Run (or resume) the kind's turn function; returns its stop reason."""
+    """Run (or resume) the agent's turn function; returns its stop reason."""
     stop = (run.checkpoint or {}).get("stop")
     if stop:  # the turn had ended when the previous attempt's worker died
         if stop["reason"] == StopReason.ERROR:
             raise RunFailed(stop.get("code") or "run_failed", stop.get("message") or "")
         return str(stop["reason"])
-    kind = run.conversation.agent if run.conversation.agent in AGENTS else "echo"
-    func = turn_function(kind)
-    if kind not in ATOMIC_KINDS:
-        return func(run)
+    agent, turn = run_agent(run)
+    if not agent.instant:
+        return turn(run)
     with transaction.atomic():
-        stop_reason = func(run)
+        stop_reason = turn(run)
         journal = Journal(run, run.attempts)
         journal.step_stored(None, stop_json(stop_reason))
     return stop_reason

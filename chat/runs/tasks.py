@@ -60,7 +60,7 @@ def runs_reap() -> dict[str, list[int]]:
 
 @shared_task(name="chat.events_prune")
 def events_prune() -> int:
-    """Drop streamed text fragments older than EVENT_DELTA_MAX_AGE."""
+    """Drop streamed text fragments and progress notes older than EVENT_DELTA_MAX_AGE."""
     return event_prune_deltas(older_than=settings.EVENT_DELTA_MAX_AGE)
 
 

@@ -1,6 +1,6 @@
 """The Django side of a turn: context in, loop events out to the database and the stream.
 
-`scripted_turn` and `openai_turn` are registered in `runner.AGENTS`. Each builds the
+`scripted_turn` and `openai_turn` are agents' turns (chat.runs.agents). Each builds the
 model context, drives `loop.run_loop` and hands every event to a `RunSink`, which
 persists messages (tool calls in OpenAI format on the assistant message, each result
 as a `tool` message with the JSON result) and emits `text_delta`, `tool_call` and
@@ -42,10 +42,10 @@ from chat.agent.steps import step_message_open, step_persist
 from chat.agent.tools import TOOLS, TOOLS_BY_NAME, Tool
 from chat.core.identity import run_environment
 from chat.core.metadata import ScriptOrigin, state_of
-from chat.core.models import Conversation, Event, Message, Role, Run, WaitKind
+from chat.core.models import Conversation, Event, Message, Role, Run
 from chat.core.selectors import question_budget_limits
 from chat.core.services import event_emit, message_create
-from chat.core.waits import wait_open
+from chat.core.stream_events import EventName
 from chat.mcphost.tools import Note, mcp_tools
 from chat.obs import metrics
 from chat.runs.errors import RunFailed
@@ -60,6 +60,7 @@ from chat.runs.resume import (
     resume_load,
     stop_json,
 )
+from questionnaires import registry
 from questionnaires.protocol.budget import QuestionBudget, budget_prompt
 from questionnaires.registry import questions_asked
 
@@ -101,7 +102,7 @@ class RunSink:
             self.was_cancelled = cancel_requested
         return self.was_cancelled
 
-    def emit(self, name: str, data: dict[str, Any]) -> None:
+    def emit(self, name: EventName, data: dict[str, Any]) -> None:
         event_emit(
             conversation_id=self.conversation_id, name=name, data={"run_id": self.run.pk, **data}
         )
@@ -262,18 +263,11 @@ class RunSink:
         if event.kind == "stopped":
             # Half a reply: a questionnaire in it is shown but never answerable.
             Message.objects.filter(pk=message.pk).update(readonly=True)
-        asks = any(c.name == "ask_user_options" for c in event.tool_calls)
-        if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT and not asks:
-            # The turn ends on a questionnaire card: the person's answer starts the next.
-            # (Recorded, never refused: the card is already written; asks record their own.)
-            wait_open(
-                conversation=self.run.conversation,
-                kind=WaitKind.INLINE,
-                ref=f"inline:{message.pk}",
-                seconds=settings.WAIT_TIMEOUT,
-                run=self.run,
-                check_limits=False,
-            )
+        if stop is not None and stop.stop_reason == Stop.AWAITING_USER_INPUT:
+            # The turn ends on a card: the person's answer starts the next (its kind
+            # records the wait, unless a tool of the turn recorded its own).
+            tool_names = [c.name for c in event.tool_calls]
+            registry.turn_awaits(run=self.run, message=message, tool_names=tool_names)
 
     @transaction.atomic
     def persist_self_check(self, event: SelfCheckFailed) -> None:

@@ -1,39 +1,33 @@
 """The runs' side of waiting (chat.core.waits): the reaper expires overdue waits through
-their kind, and Stop ends a run's waits, however its turn stands."""
+their kind, and Stop ends a run's waits, however its turn stands. Each card kind says how
+its own end (`Kind.on_expire`, `Kind.on_stop`, questionnaires.registry); a call in the MCP
+session host is the MCP host's."""
 
 from __future__ import annotations
 
 import logging
 
-from chat.core.models import Run, Wait, WaitKind, WaitStatus
+from chat.core.models import MCP_CALL_WAIT, Run, Wait, WaitStatus
 from chat.core.waits import wait_close, waits_due, waits_open
 from chat.mcphost import hosted
 from chat.mcphost.records import McpCall
 from chat.runs.external import runs_external_idle
+from questionnaires import registry
 
 logger = logging.getLogger(__name__)
 
 
-def _elicitations() -> object | None:
-    try:
-        from questionnaires.elicitations import services
-    except ImportError:
-        return None
-    return services
-
-
 def _expire(wait: Wait) -> None:
-    """Close one overdue wait the way its kind ends: an elicitation card expires (the
-    server gets `cancel`), a call the session host never finished is interrupted, and
-    the other kinds' cards simply stop counting as waiting."""
-    kind, _, ref_id = wait.ref.partition(":")
-    services = _elicitations()
-    if wait.kind == WaitKind.ELICITATION and services is not None and ref_id.isdigit():
-        services.elicitations_expire_due(ids=[int(ref_id)])  # type: ignore[attr-defined]
-    elif wait.kind == WaitKind.MCP_CALL and ref_id.isdigit():
-        call = McpCall.objects.filter(pk=int(ref_id)).first()
+    """Close one overdue wait the way its kind ends (an elicitation card expires: the
+    server gets `cancel`; other cards simply stop counting as waiting), and a call the
+    session host never finished is interrupted."""
+    if wait.kind == MCP_CALL_WAIT:
+        _kind, _, ref_id = wait.ref.partition(":")
+        call = McpCall.objects.filter(pk=int(ref_id)).first() if ref_id.isdigit() else None
         if call is not None:
             hosted.call_interrupt(call, call.host)
+    else:
+        registry.wait_expire(wait)
     wait_close(ref=wait.ref, status=WaitStatus.EXPIRED)  # (a no-op if the kind closed it)
 
 
@@ -52,11 +46,10 @@ def waits_expire() -> int:
 
 
 def run_waits_end(run: Run) -> int:
-    """Stop: the run's cards lock (the servers get `cancel`) and its other waits end, so
-    a suspended run is queued again and its next attempt ends it as cancelled."""
-    services = _elicitations()
-    if services is not None:
-        services.elicitations_end(run_id=run.pk, code="run_cancelled")  # type: ignore[attr-defined]
+    """Stop: the run's cards lock (each kind's `on_stop`: the servers get `cancel`) and its
+    other waits end, so a suspended run is queued again and its next attempt ends it as
+    cancelled."""
+    registry.run_stop(run)
     waits = waits_open(run_id=run.pk)
     for wait in waits:
         wait_close(ref=wait.ref, status=WaitStatus.CANCELLED)

@@ -28,7 +28,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from questionnaires.analytics.models import CardDefinition, CardKindChoice
+from questionnaires import registry
+from questionnaires.analytics.models import CardDefinition
 from questionnaires.analytics.refresh import analytics_refresh
 from questionnaires.analytics.selectors import (
     csv_safe,
@@ -85,10 +86,25 @@ def csv_response(rows: Iterable[list[object]], filename: str) -> HttpResponse:
     return response
 
 
+class KindFilter(admin.SimpleListFilter):
+    """By kind: the registered kinds, by their labels (questionnaires.registry)."""
+
+    title = gettext_lazy("kind")
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [(k.name, str(k.label)) for k in registry.kinds()]
+
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[CardDefinition]
+    ) -> QuerySet[CardDefinition]:
+        return queryset.filter(kind=self.value()) if self.value() else queryset
+
+
 class CardDefinitionAdmin(admin.ModelAdmin):
     list_display = (
         "title_or_id",
-        "kind",
+        "kind_shown",
         "shown_count",
         "answered_share",
         "skipped_count",
@@ -100,7 +116,7 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         "last_shown",
     )
     list_display_links = ("title_or_id",)
-    list_filter = ("kind",)
+    list_filter = (KindFilter,)
     search_fields = ("title", "source", "fingerprint")
     ordering = ("-last_shown",)
     list_per_page = 50
@@ -125,6 +141,10 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         return definitions_annotated(super().get_queryset(request))
 
     # --- columns ----------------------------------------------------------------------
+
+    @admin.display(description=gettext_lazy("kind"), ordering="kind")
+    def kind_shown(self, obj: CardDefinition) -> str:
+        return obj.kind_label
 
     @admin.display(description=gettext_lazy("definition"), ordering="title")
     def title_or_id(self, obj: CardDefinition) -> str:
@@ -178,11 +198,11 @@ class CardDefinitionAdmin(admin.ModelAdmin):
         self._viewer(request)
         queryset = self.get_queryset(request).order_by("-last_shown", "id")
         kind = request.GET.get("kind", "")
-        if kind and kind not in CardKindChoice.values:
+        names = [k.name for k in registry.kinds()]
+        if kind and kind not in names:
             return bad_request(
                 "kind_invalid",
-                _("Unknown kind: use one of %(kinds)s.")
-                % {"kinds": ", ".join(CardKindChoice.values)},
+                _("Unknown kind: use one of %(kinds)s.") % {"kinds": ", ".join(names)},
             )
         if kind:
             queryset = queryset.filter(kind=kind)

@@ -12,12 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-
-class CardKindChoice(models.TextChoices):
-    INLINE = "inline", _("Inline questionnaire")
-    FORM = "form", _("Deferred form")
-    ASK = "ask", _("Structured ask")
-    ELICITATION = "elicitation", _("MCP elicitation")
+from questionnaires import registry
 
 
 class Outcome(models.TextChoices):
@@ -44,7 +39,9 @@ class CardDefinition(models.Model):
     """One questionnaire, ask, form or elicitation definition: every card shown with the
     same kind, title and fields (questionnaires.analytics.fingerprint) counts here."""
 
-    kind = models.CharField(_("kind"), max_length=12, choices=CardKindChoice.choices)
+    # A registered kind's name (questionnaires.registry; not enumerated here: a new kind
+    # needs no migration). A kind no longer registered keeps its counts.
+    kind = models.CharField(_("kind"), max_length=12)
     fingerprint = models.CharField(_("fingerprint"), max_length=64, unique=True)
     title = models.CharField(_("title"), max_length=300, blank=True)
     # Where it comes from, when the kind says (an MCP server and tool, an ask's field).
@@ -72,6 +69,12 @@ class CardDefinition(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.fingerprint[:12]
+
+    @property
+    def kind_label(self) -> str:
+        """Its kind's label (`Kind.label`), or its name once that kind is unregistered."""
+        kind = registry.kind_of(self.kind)
+        return str(kind.label) if kind is not None else self.kind
 
 
 class DefinitionQuestion(models.Model):
@@ -105,7 +108,7 @@ class CardInstance(models.Model):
     definition = models.ForeignKey(
         CardDefinition, on_delete=models.CASCADE, related_name="instances"
     )
-    kind = models.CharField(max_length=12, choices=CardKindChoice.choices)
+    kind = models.CharField(max_length=12)  # as CardDefinition.kind
     # The card: "inline:<message id>:<questionnaire id>", "ask:<message id>",
     # "form:<form id>", "elicitation:<elicitation id>".
     ref = models.CharField(max_length=250, unique=True)

@@ -277,7 +277,7 @@ def sources_batch(*, limit: int = BATCH, now: datetime | None = None) -> tuple[R
     result = RefreshResult()
     more = False
     with transaction.atomic():
-        cursors = {source: _cursor(source) for source in outcomes.SOURCES}
+        cursors = {source: _cursor(source) for source in outcomes.cursors()}
         for source, cursor in cursors.items():
             before = cursor.last_id
             batch = outcomes.source_after(source, cursor.last_id, limit=limit)
@@ -334,7 +334,9 @@ def analytics_refresh(
     now = now or timezone.now()
     ends = None if budget is None else time.monotonic() + budget
     messages_after = (
-        AnalyticsCursor.objects.filter(source="message").values_list("last_id", flat=True).first()
+        AnalyticsCursor.objects.filter(source=outcomes.MESSAGES)
+        .values_list("last_id", flat=True)
+        .first()
         or 0
     )
     total = RefreshResult()

@@ -12,10 +12,11 @@ from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors, services
 from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.presenter import ask_views
 from questionnaires.protocol.ask_payload import MAX_TEXT, AskPayload
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.repair import match_reply
-from questionnaires.registry import Pending
+from questionnaires.registry import Choice, Pending, Whereabouts
 
 Source = StructuredAnswer.Source
 
@@ -88,6 +89,35 @@ def ask_pending(conversation: Conversation, ref: str) -> Pending | None:
         message=ask.get("question", ""),
         response_schema=response_schema(ask),
         tool_call_id=call if isinstance(call, str) else "",
+        choices=_choices(ask),
+    )
+
+
+# A short question: a yes/no, or options that show as buttons (more show as a dropdown).
+SHORT_OPTIONS = 5
+
+
+def _choices(ask: AskPayload) -> tuple[Choice, ...]:
+    kind = ask.get("type", "options")
+    if kind == "boolean":
+        return (Choice(_("Yes"), {"value": True}), Choice(_("No"), {"value": False}))
+    options = ask.get("options", [])
+    if kind == "options" and 0 < len(options) <= SHORT_OPTIONS:
+        return tuple(Choice(o["label"], {"value": o["value"]}) for o in options)
+    return ()
+
+
+def ask_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
+    found = _ask_of(conversation, ref)
+    if found is None:
+        return None
+    message, ask = found
+    view = ask_views(conversation=conversation, messages=[message]).get(message.pk)
+    return Whereabouts(
+        message_id=message.pk,
+        anchor=f"ask-{message.pk}",
+        title=ask.get("question", ""),
+        queued=bool(view and view.queued),
     )
 
 

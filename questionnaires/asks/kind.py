@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from questionnaires.asks.interrupts import ask_amend, ask_pending, ask_resolve
+from questionnaires.asks.interrupts import ask_amend, ask_locate, ask_pending, ask_resolve
+from questionnaires.asks.models import KIND_NAME
 from questionnaires.asks.presenter import (
     DRAFT_PREFIX,
     answer_summary,
@@ -13,11 +14,11 @@ from questionnaires.asks.presenter import (
     model_text,
     state_panel_for,
 )
-from questionnaires.asks.selectors import ask_open_for_drafts, questions_asked
+from questionnaires.asks.selectors import ask_open_for_drafts, ask_siblings_open, questions_asked
 from questionnaires.registry import Kind
 
 KIND = Kind(
-    name="ask",
+    name=KIND_NAME,
     label=_("Structured question"),
     card_template="chat/asks/card.html",
     present=ask_cards_for,
@@ -30,6 +31,12 @@ KIND = Kind(
     pending=ask_pending,
     resolve=ask_resolve,
     amend=ask_amend,
+    locate=ask_locate,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),
+    answered_by_message=True,
+    answer_keeps_open=ask_siblings_open,
+    wait_tools=("ask_user_options",),  # the tool opens each ask's wait itself
+    analytics="questionnaires.asks.analytics",
+    admin="questionnaires.asks.admin",
 )

@@ -8,6 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message
 
+# Its registry name (questionnaires.registry): `Wait.kind`, its cards' analytics kind.
+KIND_NAME = "ask"
+
 
 class StructuredAnswer(models.Model):
     """One answer to an `ask_user_options` request (spec 004), or a slot edit."""

@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from chat.core.agents import agent_get
 from chat.core.metadata import AskPayload, AskStart, intake_state, metadata_of, state_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks import selectors
@@ -344,9 +345,9 @@ def ask_cards_for(
 def state_panel_for(conversation: Conversation) -> Panel | None:
     """The state panel for conversations that collect structured state, else None."""
     state = state_of(conversation)
-    if conversation.agent != "intake" and not any(
-        k in state for k in ("consultation_state", "missing_slots")
-    ):
+    agent = agent_get(conversation.agent)
+    collects = agent is not None and agent.collects_state  # (the intake: from the start)
+    if not collects and not any(k in state for k in ("consultation_state", "missing_slots")):
         return None
     panel = state_panel(conversation=conversation)
     definition = panel.definition

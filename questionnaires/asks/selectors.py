@@ -10,7 +10,7 @@ from chat.core.errors import ChatError
 from chat.core.metadata import AskPayload, metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks.definitions import slot_ask_for_conversation
-from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.models import KIND_NAME, StructuredAnswer
 from questionnaires.repair.selectors import carried
 
 
@@ -155,3 +155,22 @@ def questions_asked(conversation: Conversation) -> int:
         for m in conversation.messages.filter(role=Role.ASSISTANT, hidden=False).only("metadata")
         if "ask_user_options" in metadata_of(m)
     )
+
+
+def ask_siblings_open(conversation: Conversation, message: Message) -> list[str]:
+    """The waits an answer `message` leaves open: the other asks of the turn the answered
+    ask belongs to (asked one at a time, the next one opens now: still to be answered)."""
+    answer = metadata_of(message).get("structured_answer")
+    if not answer or not answer.get("turn_id"):
+        return []
+    siblings = (
+        Message.objects.filter(
+            conversation_id=conversation.pk,
+            role=Role.ASSISTANT,
+            metadata__turn_id=answer["turn_id"],
+            metadata__has_key="ask_user_options",
+        )
+        .exclude(metadata__ask_user_options__field=answer.get("field"))
+        .values_list("pk", flat=True)
+    )
+    return [f"{KIND_NAME}:{pk}" for pk in siblings]

@@ -21,15 +21,15 @@ from chat.core.metadata import (
     intake_state,
     metadata_of,
 )
-from chat.core.models import Conversation, Message, Role, Run, WaitKind
+from chat.core.models import Conversation, Message, Role, Run
 from chat.core.runs import run_request
 from chat.core.services import answer_post, event_emit, message_create
-from chat.core.waits import WaitLimited, wait_open
+from chat.core.waits import WaitLimited
 from chat.obs import metrics
 from questionnaires.asks import selectors
 from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.extract import extract
-from questionnaires.asks.models import StructuredAnswer
+from questionnaires.asks.models import KIND_NAME, StructuredAnswer
 from questionnaires.asks.presenter import DRAFT_PREFIX
 from questionnaires.asks.resolve import MAX_TEXT, Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch
@@ -38,7 +38,7 @@ from questionnaires.protocol.ask_payload import AskInvalid, ask_validate, ask_wi
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
 from questionnaires.protocol.jsontypes import Json, JsonValue
 from questionnaires.protocol.provenance import AMENDED, CHOSEN, FREE_TEXT, SKIPPED
-from questionnaires.registry import input_refuse_if_waiting
+from questionnaires.registry import input_refuse_if_waiting, wait_open
 
 logger = logging.getLogger(__name__)
 SOURCES = tuple(Source.values)
@@ -160,7 +160,7 @@ def _ask_message(
     )
     wait_open(
         conversation=conversation,
-        kind=WaitKind.ASK,
+        kind=KIND_NAME,
         ref=f"ask:{message.pk}",
         seconds=settings.WAIT_TIMEOUT,
         run=run,

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from questionnaires.elicitations.interrupts import (
+    elicitation_pending_for_client,
+    elicitation_resolve_for_client,
+)
+from questionnaires.elicitations.models import KIND_NAME
 from questionnaires.elicitations.presenter import DRAFT_PREFIX, elicitation_cards_for
-from questionnaires.elicitations.selectors import elicitation_open_for_drafts, elicitation_waiting
+from questionnaires.elicitations.selectors import (
+    elicitation_locate,
+    elicitation_open_for_drafts,
+    elicitation_waiting,
+)
+from questionnaires.elicitations.services import elicitation_wait_expire, elicitations_stop
 from questionnaires.registry import Kind, RunEffect
 
 KIND = Kind(
-    name="elicitation",
+    name=KIND_NAME,
     label=_("MCP elicitation"),
     card_template="questionnaires/cards/elicitation.html",
     present=elicitation_cards_for,
@@ -19,7 +29,15 @@ KIND = Kind(
     draft_open=elicitation_open_for_drafts,
     waiting=elicitation_waiting,
     run_effect=RunEffect.HOLDS_RUN,
+    locate=elicitation_locate,
     model_sees=False,
+    pending=elicitation_pending_for_client,
+    resolve=elicitation_resolve_for_client,
     urls="questionnaires.elicitations.urls",
     static=("js/elicitations.js",),
+    on_expire=elicitation_wait_expire,
+    on_stop=elicitations_stop,
+    analytics="questionnaires.elicitations.analytics",
+    admin="questionnaires.elicitations.admin",
+    mcp_elicitation="questionnaires.elicitations.services",
 )

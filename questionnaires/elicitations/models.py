@@ -8,6 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message, Run
 
+# Its registry name (questionnaires.registry): `Wait.kind`, its cards' analytics kind.
+KIND_NAME = "elicitation"
+
 
 class ElicitationMode(models.TextChoices):
     FORM = "form", _("Form")

@@ -9,9 +9,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Wait, WaitKind, WaitStatus
-from questionnaires.elicitations.models import Elicitation, ElicitationStatus
+from chat.core.models import Conversation, Wait, WaitStatus
+from questionnaires.elicitations.models import KIND_NAME, Elicitation, ElicitationStatus
 from questionnaires.protocol.elicitation_schema import FieldSpec, schema_fields
+from questionnaires.registry import Whereabouts
 
 
 def elicitation_get(*, conversation: Conversation, elicitation_id: int | str) -> Elicitation:
@@ -31,7 +32,7 @@ def elicitation_pending(*, conversation_id: int) -> Elicitation | None:
     time), if any: only then is typing refused."""
     open_waits = Wait.objects.filter(
         conversation_id=conversation_id,
-        kind=WaitKind.ELICITATION,
+        kind=KIND_NAME,
         status=WaitStatus.OPEN,
         deadline__gt=timezone.now(),
     ).values_list("ref", flat=True)
@@ -93,3 +94,21 @@ def elicitation_open_for_drafts(conversation: Conversation, elicitation_id: str)
         status=ElicitationStatus.PENDING,
         expires_at__gt=timezone.now(),
     ).exists()
+
+
+def elicitation_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
+    """Where the card behind the wait `ref` ("elicitation:<pk>") is, while it is pending;
+    the MCP server that asks is named."""
+    prefix, _sep, pk = ref.partition(":")
+    if prefix != "elicitation" or not pk.isdigit():
+        return None
+    row = Elicitation.objects.filter(
+        pk=int(pk), conversation_id=conversation.pk, status=ElicitationStatus.PENDING
+    ).first()
+    if row is None:
+        return None
+    prompt = " ".join(row.prompt.split())
+    title = prompt[:120] if prompt else _("A few details, please")
+    return Whereabouts(
+        message_id=row.message_id, anchor=f"elic-{row.pk}", title=title, asker=row.server_name
+    )

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta, tzinfo
+from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -28,19 +29,25 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Role, Run, WaitKind, WaitStatus
+from chat.core.models import Conversation, Role, Run, Wait, WaitStatus
 from chat.core.services import event_emit, message_create
-from chat.core.waits import wait_close, wait_limit_problem, wait_open, waits_lock
+from chat.core.waits import wait_close, wait_limit_problem, waits_lock
 from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.elicitations.links import MAX_URL, link_of
-from questionnaires.elicitations.models import Elicitation, ElicitationMode, ElicitationStatus
+from questionnaires.elicitations.models import (
+    KIND_NAME,
+    Elicitation,
+    ElicitationMode,
+    ElicitationStatus,
+)
 from questionnaires.elicitations.presenter import card_key
 from questionnaires.elicitations.refusals import refusal_of
 from questionnaires.elicitations.selectors import fields_of
-from questionnaires.protocol.elicitation_form import form_read
+from questionnaires.protocol.elicitation_form import form_read, validate_content
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.protocol.provenance import PROVENANCE_META_KEY, field_provenance
+from questionnaires.registry import wait_open
 
 ACTIONS = ("accept", "decline", "cancel")
 MAX_PROMPT = 10_000
@@ -186,7 +193,7 @@ def _over_limit(
 def _wait_open(row: Elicitation, run: Run | None, resumes_run: bool) -> None:
     wait_open(
         conversation=row.conversation,
-        kind=WaitKind.ELICITATION,
+        kind=KIND_NAME,
         ref=wait_ref(row.pk),
         seconds=settings.MCP_ELICITATION_TIMEOUT,
         run=run,
@@ -219,9 +226,11 @@ def elicitation_answer(
     data: Mapping[str, Sequence[str]],
     user: User,
     zone: tzinfo = UTC,
+    typed: Mapping[str, object] | None = None,
 ) -> Elicitation:
     """Record the person's answer: `accept` (form mode: `data` holds `answer-<field>`
-    values, validated against the schema), `decline` or `cancel`. Exactly once.
+    values, validated against the schema; or `typed`, the content as JSON from a machine
+    client, checked as it is), `decline` or `cancel`. Exactly once.
 
     Refusals: 400 `elicitation_action_invalid`; 400 `elicitation_answer_invalid` with
     `details.fields` (field → message) and `details.values` (what was typed); 409
@@ -237,18 +246,7 @@ def elicitation_answer(
         )
     content = None
     if action == "accept" and elicitation.mode == ElicitationMode.FORM:
-        read = form_read(fields_of(elicitation), data, zone=zone)
-        if not read.ok:
-            lang = translation.get_language() or "en"
-            raise ChatError(
-                "elicitation_answer_invalid",
-                _("Some answers need attention."),
-                details={
-                    "fields": {name: e.message(lang) for name, e in read.errors.items()},
-                    "values": read.values,
-                },
-            )
-        content = read.content
+        content = _content(elicitation, data, zone, typed)
     status = {"accept": Status.ACCEPTED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
     if action == "accept" and _nobody_waits(elicitation):
         # A link shown for -32042: its call has returned and no session will say "done".
@@ -270,6 +268,42 @@ def elicitation_answer(
         metrics.on_commit(lambda: metrics.ANSWERS.labels("elicitation", outcome).inc())
     elicitation.refresh_from_db()
     return elicitation
+
+
+def _content(
+    elicitation: Elicitation,
+    data: Mapping[str, Sequence[str]],
+    zone: tzinfo,
+    typed: Mapping[str, object] | None,
+) -> dict[str, Json]:
+    """An accepted form's content, or 400 `elicitation_answer_invalid` with every
+    field's problem (and, from a posted card, what was typed)."""
+    fields = fields_of(elicitation)
+    lang = translation.get_language() or "en"
+    if typed is not None:
+        errors = validate_content(fields, typed)
+        if not errors:
+            return {name: cast(Json, value) for name, value in typed.items()}
+        details: dict[str, Json] = {}
+    else:
+        read = form_read(fields, data, zone=zone)
+        if read.ok:
+            return cast(dict[str, Json], read.content)
+        errors, details = read.errors, {"values": cast(Json, read.values)}
+    fields_wrong: dict[str, Json] = {name: e.message(lang) for name, e in errors.items()}
+    raise ChatError(
+        "elicitation_answer_invalid",
+        _("Some answers need attention."),
+        details={"fields": fields_wrong, **details},
+    )
+
+
+def elicitation_expire(*, elicitation: Elicitation) -> bool:
+    """Close a card past its time as expired (its server hears `cancel`), as the waiting
+    side would on its next look; False when it was no longer pending."""
+    if elicitation.expires_at > timezone.now():
+        return False
+    return _close(elicitation.pk, Status.EXPIRED)
 
 
 def _nobody_waits(elicitation: Elicitation) -> bool:
@@ -328,12 +362,6 @@ def outcome_of(elicitation: Elicitation) -> ElicitationOutcome:
     content = elicitation.content if elicitation.action == "accept" else None
     provenance = content_provenance(elicitation, content) if isinstance(content, dict) else {}
     return ElicitationOutcome(action=elicitation.action, content=content, provenance=provenance)
-
-
-def elicitations_of_call(*, run_id: int, tool_call_id: str) -> list[Elicitation]:
-    """The cards one tool call opened, in order."""
-    rows = Elicitation.objects.filter(run_id=run_id, tool_call_id=str(tool_call_id)[:200])
-    return list(rows.order_by("id"))
 
 
 def elicitations_settled(ids: Iterable[int]) -> dict[int, ElicitationOutcome]:
@@ -442,3 +470,16 @@ def elicitation_complete(*, conversation_id: int, remote_id: str, session_ref: s
     ).values_list("pk", flat=True)
     closed = [_close(pk, Status.COMPLETED, also=(Status.ACCEPTED,)) for pk in rows]  # all
     return any(closed)
+
+
+def elicitation_wait_expire(wait: Wait) -> None:
+    """The reaper's hook (Kind.on_expire): the card of an overdue wait expires (the server
+    gets `cancel`; a suspended run waiting on it is queued again)."""
+    _kind, _sep, ref_id = wait.ref.partition(":")
+    if ref_id.isdigit():
+        elicitations_expire_due(ids=[int(ref_id)])
+
+
+def elicitations_stop(run: Run) -> None:
+    """Stop's hook (Kind.on_stop): the run's cards lock (the servers get `cancel`)."""
+    elicitations_end(run_id=run.pk, code="run_cancelled")

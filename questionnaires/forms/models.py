@@ -12,6 +12,9 @@ from django.utils.translation import gettext_lazy as _
 from chat.core.models import Conversation, Message, Run
 from questionnaires.protocol.jsontypes import JsonValue
 
+# Its registry name (questionnaires.registry): `Wait.kind`, its cards' analytics kind.
+KIND_NAME = "form"
+
 TOOL_NAME = "interactive_form_question"  # the spec-003 tool whose calls open these forms
 
 # What a tool returns to the model (JSON).

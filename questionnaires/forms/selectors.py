@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation
 from questionnaires.forms.models import FormStatus, InteractiveForm, form_questions
+from questionnaires.registry import Whereabouts
 
 
 def form_pending(*, conversation_id: int) -> InteractiveForm | None:
@@ -73,3 +74,20 @@ def questions_asked(conversation: Conversation) -> int:
         "render_payload", flat=True
     )
     return sum(len(form_questions(p or {})) for p in payloads)
+
+
+def form_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
+    """Where the form behind the wait `ref` ("form:<pk>") is, while it is pending."""
+    prefix, _sep, pk = ref.partition(":")
+    if prefix != "form" or not pk.isdigit():
+        return None
+    form = InteractiveForm.objects.filter(
+        pk=int(pk), conversation_id=conversation.pk, status=FormStatus.PENDING
+    ).first()
+    if form is None or form.message_id is None:
+        return None
+    questions = form_questions(form.render_payload)
+    title = (
+        questions[0]["question"] if len(questions) == 1 else _("A few questions from the assistant")
+    )
+    return Whereabouts(message_id=form.message_id, anchor=f"form-{form.ask_id}", title=title)

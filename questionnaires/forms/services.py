@@ -25,9 +25,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from chat.core.errors import FormError
-from chat.core.models import Conversation, Message, Run, WaitKind
-from chat.core.waits import wait_limit_problem, wait_open
+from chat.core.models import Conversation, Message, Run
+from chat.core.waits import wait_limit_problem
 from questionnaires.forms.models import (
+    KIND_NAME,
     TOOL_NAME,
     FormQuestion,
     FormStatus,
@@ -39,6 +40,7 @@ from questionnaires.forms.selectors import form_pending
 from questionnaires.protocol import normalize_interactive_form, validate_form_answers
 from questionnaires.protocol.jsontypes import Json, JsonObject, JsonValue
 from questionnaires.protocol.provenance import CHOSEN, DEFAULT, FREE_TEXT
+from questionnaires.registry import wait_open
 
 DEFERRED_FLAG = "__deferred_user_input__"
 ANSWER_STATUSES = (FormStatus.ANSWERED, FormStatus.CANCELLED)
@@ -139,7 +141,7 @@ def form_create(
         _write_payload(message_id, tool_use_id, payload)
         wait_open(
             conversation=Conversation.objects.get(pk=conversation_id),
-            kind=WaitKind.FORM,
+            kind=KIND_NAME,
             ref=f"form:{form.pk}",
             seconds=settings.WAIT_TIMEOUT,
             run=run,

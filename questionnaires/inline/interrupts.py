@@ -14,13 +14,14 @@ from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role
 from questionnaires.inline import selectors
 from questionnaires.inline.models import Submission
+from questionnaires.inline.presenter import dom_id
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.protocol import Questionnaire
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.names import OTHER_VALUE
 from questionnaires.protocol.repair import match_reply
 from questionnaires.protocol.segments import Question
-from questionnaires.registry import Pending
+from questionnaires.registry import Choice, Pending, Whereabouts
 
 
 def _open(conversation: Conversation, ref: str) -> tuple[Message, Questionnaire] | None:
@@ -68,6 +69,7 @@ def response_schema(questionnaire: Questionnaire) -> dict[str, JsonValue]:
             },
             "other_text": {"type": "object", "additionalProperties": {"type": "string"}},
             "skipped": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "touched": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
             "typed": {"type": "string", "title": "The words the answers were read from"},
         },
         "required": ["answers"],
@@ -80,7 +82,35 @@ def inline_pending(conversation: Conversation, ref: str) -> Pending | None:
     if found is None:
         return None
     _message, questionnaire = found
-    return Pending(message=questionnaire.title, response_schema=response_schema(questionnaire))
+    return Pending(
+        message=questionnaire.title,
+        response_schema=response_schema(questionnaire),
+        choices=_choices(questionnaire),
+    )
+
+
+def _choices(questionnaire: Questionnaire) -> tuple[Choice, ...]:
+    """One click each when the card is one single choice (a click is the person's act:
+    the question is reported touched, so picking the preselected option is `chosen`)."""
+    if len(questionnaire.questions) != 1 or questionnaire.questions[0].type != "single_choice":
+        return ()
+    question = questionnaire.questions[0]
+    return tuple(
+        Choice(o.label, {"answers": {question.id: o.value}, "touched": [question.id]})
+        for o in question.options
+    )
+
+
+def inline_locate(conversation: Conversation, ref: str) -> Whereabouts | None:
+    found = _open(conversation, ref)
+    if found is None:
+        return None
+    message, questionnaire = found
+    return Whereabouts(
+        message_id=message.pk,
+        anchor=dom_id("qc", message.pk, questionnaire.questionnaire_id),
+        title=questionnaire.title,
+    )
 
 
 def _strings(value: object, what: str) -> Mapping[str, str | Sequence[str]]:
@@ -106,15 +136,18 @@ def inline_resolve(
         answers: Mapping[str, str | Sequence[str]] = {}
         other: Mapping[str, str | Sequence[str]] = {}
         skipped: list[str] = []
+        touched: list[str] = []
     elif isinstance(payload, dict) and set(payload) <= {
         "answers",
         "other_text",
         "skipped",
+        "touched",
         "typed",
     }:
         answers = _strings(payload.get("answers"), "answers")
         other = _strings(payload.get("other_text", {}), "other_text")
         skipped = [str(q) for q in payload.get("skipped", []) if isinstance(q, str)]
+        touched = _touched(payload.get("touched", []))
     else:
         raise ChatError(
             "interrupt_payload_invalid",
@@ -130,6 +163,7 @@ def inline_resolve(
         lang=lang,
         skipped=skipped,
         declined=payload is None,
+        touched=touched,
         typed=_typed(payload, answers),
     )
 
@@ -185,3 +219,12 @@ def inline_amend(
         typed=dict.fromkeys(changed, typed),
     )
     return read.payload
+
+
+def _touched(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(q, str) for q in value):
+        raise ChatError(
+            "interrupt_payload_invalid",
+            _("“touched” must be a list of question ids (see responseSchema)."),
+        )
+    return value

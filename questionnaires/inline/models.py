@@ -8,6 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from chat.core.models import Conversation, Message
 
+# Its registry name (questionnaires.registry): `Wait.kind`, its cards' analytics kind.
+KIND_NAME = "inline"
+
 
 class Submission(models.Model):
     """One version of a card's answer: version 1 is the first answer, 2, 3… the person's

@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from chat.core import selectors as core_selectors
 from chat.core.errors import ChatError
-from chat.core.models import Conversation, Message
+from chat.core.models import Conversation, Message, Run
 from chat.core.services import answer_post
 from chat.obs import metrics
 from questionnaires.drafts import draft_clear
 from questionnaires.inline import selectors
-from questionnaires.inline.models import Submission
+from questionnaires.inline.models import KIND_NAME, Submission
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import not_found, questionnaire_find
 from questionnaires.protocol import (
@@ -33,7 +34,7 @@ from questionnaires.protocol import (
 )
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.response import other_label
-from questionnaires.registry import input_refuse_if_waiting
+from questionnaires.registry import input_refuse_if_waiting, wait_open
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,3 +270,16 @@ def _carried(conversation: Conversation, message: Message, questionnaire_id: str
     """Still waiting after a digression (conversation repair, issue 36)."""
     carried = selectors.carried_message(conversation, questionnaire_id)
     return carried is not None and carried.pk == message.pk
+
+
+def inline_turn_wait(run: Run, message: Message) -> None:
+    """The turn ended on a questionnaire card (Kind.turn_wait): the person's answer starts
+    the next. Recorded, never refused: the card is already written."""
+    wait_open(
+        conversation=run.conversation,
+        kind=KIND_NAME,
+        ref=f"{KIND_NAME}:{message.pk}",
+        seconds=settings.WAIT_TIMEOUT,
+        run=run,
+        check_limits=False,
+    )

@@ -18,8 +18,9 @@ BLANK, TEXT, HEADING, CODE, FENCE, BREAK = range(6)
 CONTAINER_RE = re.compile(r"(?:[ \t]*(?:>|[-+*][ \t]|[0-9]{1,9}[.)][ \t]))+[ \t]*")
 _BREAK_RE = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _UNDERLINE_RE = re.compile(r"(?:=+|-+)[ \t]*")
-# First characters of a line that may end a paragraph.
-_BLOCK_START = frozenset(" \t\n`~#>-+*_=0123456789")
+# First characters of a line that may end a paragraph: a line starting with any other
+# character is prose text to `classify` (the scanner skips the call for those).
+BLOCK_START = _BLOCK_START = frozenset(" \t\n`~#>-+*_=0123456789")
 _MARKERS = frozenset("-+*0123456789")  # list markers: they end one as a container fence
 _RULE_CHARS_RE = re.compile(r"[-*_= \t]*$")
 

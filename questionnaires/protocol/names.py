@@ -30,11 +30,6 @@ def response_names(names: frozenset[str]) -> frozenset[str]:
     return frozenset(response_tag(n) for n in names)
 
 
-def request_name(response: str) -> str:
-    """``sage-questionnaire-response`` → ``sage-questionnaire``."""
-    return response[: -len(RESPONSE_SUFFIX)] if response.endswith(RESPONSE_SUFFIX) else response
-
-
 def envelope_type(name: str) -> str:
     """The ``type`` field of a response payload for a request name."""
     return (

@@ -29,11 +29,23 @@ from typing import Any, Literal
 
 from .fences import Fence, Spans, fence_line, is_fence_line
 from .limits import MAX_BLOCKS
-from .lines import BLANK, BREAK, CODE, CONTAINER_RE, FENCE, HEADING, classify, may_end_paragraph
+from .lines import (
+    BLANK,
+    BLOCK_START,
+    BREAK,
+    CODE,
+    CONTAINER_RE,
+    FENCE,
+    HEADING,
+    classify,
+    may_end_paragraph,
+)
 from .tags import JSON_START_RE, OpenTag, body_start, close_after_json, match_close, match_open
 from .text import has_visible_text, scan_text
 
 _INLINE_RE = re.compile(r"`+|<|&lt;")
+_BLOCK_START = BLOCK_START  # a line starting with any other character is prose text
+_FENCE_LEAD = frozenset(" \t`~")
 _NONE, _PARA, _LIST = range(3)  # after a line: no paragraph, a paragraph, one in a container
 
 
@@ -120,6 +132,13 @@ class _Scanner:
             if pos and text[pos - 1] != "\n":
                 pos, para = self._paragraph(pos, at_line_start=False)
                 continue
+            first = text[pos]
+            if first == "\n":  # an empty line: blank (classify's answer, without the call)
+                pos, para = pos + 1, _NONE
+                continue
+            if first not in _BLOCK_START:  # prose: classify would say text
+                pos, para = self._paragraph(pos, at_line_start=True)
+                continue
             eol = self._eol(pos)
             kind, fence = classify(text[pos:eol], para != _NONE, para == _LIST)
             if kind == FENCE and fence is not None:
@@ -193,9 +212,18 @@ class _Scanner:
         and where the code ends without a closing line (its container's end, or the end
         of the message)."""
         nested = None
-        while pos < self.n:
-            eol = self._eol(pos)
-            line = self.text[pos:eol]
+        text, n = self.text, self.n
+        # Outside a container a line can close the fence (or be a nested fence line) only
+        # if it starts with a space, a tab, a backtick or a tilde: other lines are code.
+        quick = fence.mode != "container"
+        while pos < n:
+            eol = text.find("\n", pos)
+            if eol < 0:
+                eol = n
+            if quick and text[pos] not in _FENCE_LEAD:
+                pos = eol + 1
+                continue
+            line = text[pos:eol]
             what = fence_line(line, fence)
             if what == "close":
                 return (pos, eol), nested, eol + 1
@@ -213,9 +241,10 @@ class _Scanner:
         after a heading, ``_LIST`` after a paragraph in a list item or quote."""
         eol = self._eol(start)
         text = self.text
-        if at_line_start and classify(text[start:eol], False)[0] == HEADING:
+        lead = text[start] in _BLOCK_START  # else neither a heading nor a container
+        if at_line_start and lead and classify(text[start:eol], False)[0] == HEADING:
             return min(eol + 1, self.n), _NONE
-        container = at_line_start and CONTAINER_RE.match(text, start, eol) is not None
+        container = at_line_start and lead and CONTAINER_RE.match(text, start, eol) is not None
         pos, n = eol + 1, self.n
         while pos < n:
             eol = text.find("\n", pos)

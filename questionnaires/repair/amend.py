@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from chat.core.models import PERSON_WAITS, Conversation, Message, Role, Wait, WaitStatus
+from chat.core.models import MCP_CALL_WAIT, Conversation, Message, Role, Wait, WaitStatus
 from questionnaires.registry import kind_named
 
 
@@ -34,9 +34,8 @@ def amend_latest(
     it (else None: nothing changed). Refusals are the change path's own (409 stale, 400
     unchanged)."""
     latest = (
-        Wait.objects.filter(
-            conversation_id=conversation.pk, status=WaitStatus.ANSWERED, kind__in=PERSON_WAITS
-        )
+        Wait.objects.filter(conversation_id=conversation.pk, status=WaitStatus.ANSWERED)
+        .exclude(kind=MCP_CALL_WAIT)
         .order_by("-closed_at", "-id")
         .first()
     )

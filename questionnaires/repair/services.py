@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.core.errors import ChatError
-from chat.core.models import PERSON_WAITS, Conversation, Message, Role, Wait, WaitStatus
+from chat.core.models import MCP_CALL_WAIT, Conversation, Message, Role, Wait, WaitStatus
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.repair import Match, fields_of, intent, match_reply, payload_put
 from questionnaires.registry import Kind, Pending, kind_named
@@ -51,9 +51,11 @@ class Waiting:
 def waiting_questions(conversation: Conversation) -> list[Waiting]:
     """The conversation's open person-waits whose kind can describe and answer them."""
     found = []
-    waits = Wait.objects.filter(
-        conversation_id=conversation.pk, status=WaitStatus.OPEN, kind__in=PERSON_WAITS
-    ).order_by("id")
+    waits = (
+        Wait.objects.filter(conversation_id=conversation.pk, status=WaitStatus.OPEN)
+        .exclude(kind=MCP_CALL_WAIT)
+        .order_by("id")
+    )
     for wait in waits:
         try:
             kind = kind_named(wait.kind)

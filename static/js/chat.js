@@ -8,11 +8,13 @@
     return last;
   };
   // Reconnects resume after the last event this page saw (htmx's SSE extension opens a
-  // fresh EventSource on reconnect, which would otherwise forget Last-Event-ID).
-  var EVENT_NAMES = ["text_delta", "message_done", "extracted_info", "ask_user_options",
-    "knowledge_reference", "consultation_state_patch", "error", "run_started", "run_finished",
-    "run_suspended", "run_resumed", "tool_call", "tool_result", "card_locked",
-    "messages_superseded"];
+  // fresh EventSource on reconnect, which would otherwise forget Last-Event-ID). The
+  // event names are the server's one list (chat.core.stream_events), rendered into the
+  // page by `{% sse_event_names %}`.
+  function eventNames() {
+    var node = document.getElementById("sse-event-names");
+    return node ? JSON.parse(node.textContent) : [];
+  }
   window.qcLastEventId = null;
   if (window.htmx) {
     window.htmx.createEventSource = function (url) {
@@ -20,7 +22,7 @@
         url = url.replace(/([?&])last_event_id=\d*/, "$1last_event_id=" + window.qcLastEventId);
       }
       var source = new EventSource(url);
-      EVENT_NAMES.forEach(function (name) {
+      eventNames().forEach(function (name) {
         source.addEventListener(name, function (e) {
           var id = parseInt(e.lastEventId, 10);
           if (!isNaN(id) && (window.qcLastEventId === null || id > window.qcLastEventId)) {

@@ -3,8 +3,8 @@
 // handled once each, by SSE id, so a replay after a reconnect never duplicates text.
 (function () {
   "use strict";
-  var NAMES = ["run_started", "text_delta", "tool_call", "tool_result", "message_done",
-    "run_suspended", "run_finished", "error"];
+  var NAMES = ["run_started", "text_delta", "tool_call", "tool_progress", "tool_result",
+    "message_done", "run_suspended", "run_finished", "error"];
   var lastHandled = 0;
   var iteration = null;
 
@@ -74,6 +74,39 @@
     return item;
   }
 
+  // An MCP server's progress notes on its call (chat.mcphost.progress, throttled there):
+  // a bar when the server says how far is done, and its words.
+  function showProgress(item, data) {
+    var box = live();
+    var holder = item.querySelector(".run-tool");
+    var wrap = item.querySelector(".run-tool-progress");
+    if (!wrap) {
+      wrap = document.createElement("div");
+      wrap.className = "run-tool-progress";
+      var bar = document.createElement("progress");
+      bar.setAttribute("aria-label", item.querySelector(".run-tool-name").textContent);
+      var text = document.createElement("span");
+      text.className = "run-tool-progress-text";
+      text.setAttribute("role", "status");
+      wrap.appendChild(bar);
+      wrap.appendChild(text);
+      holder.appendChild(wrap);
+    }
+    var progress = wrap.querySelector("progress");
+    var total = typeof data.total === "number" && data.total > 0 ? data.total : null;
+    var words = [];
+    if (total !== null) {
+      progress.max = total;
+      progress.value = Math.min(Math.max(data.progress, 0), total);
+      words.push((box.dataset.labelProgress || "%(done)s of %(total)s")
+        .replace("%(done)s", String(data.progress)).replace("%(total)s", String(total)));
+    } else {
+      progress.removeAttribute("value");  // indeterminate: the server gave no total
+    }
+    if (data.message) words.push(data.message);
+    wrap.querySelector(".run-tool-progress-text").textContent = words.join(" · ");
+  }
+
   function block(item, label, value) {
     var details = item.querySelector("details");
     if (!details) return;  // no developer details: no arguments, no raw result
@@ -97,6 +130,12 @@
     text_delta: appendText,
     tool_call: function (data) {
       block(toolItem(data), live().dataset.labelArguments, pretty(data.arguments));
+    },
+    tool_progress: function (data) {
+      // only on a call still running here (a late note never brings a done one back)
+      var id = "run-tool-" + String(data.tool_call_id || "").replace(/[^A-Za-z0-9_-]/g, "_");
+      var item = document.getElementById(id);
+      if (item) showProgress(item, data);
     },
     tool_result: function (data) {
       if (!developer()) {

@@ -39,6 +39,15 @@
     var search = document.getElementById("conversation-search");
     if (search && window.htmx) window.htmx.trigger(search, "search");
   });
+  // A list refreshed after a message was asked for with the search box as it was then; if
+  // the person has typed since, it would overwrite their search's results: keep those.
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var d = evt.detail;
+    if (!d || !d.target || d.target.id !== "conv-nav" || !d.fragment) return;
+    var nav = d.fragment.querySelector ? d.fragment.querySelector("#conv-nav") : null;
+    var search = document.getElementById("conversation-search");
+    if (nav && search && (nav.getAttribute("data-query") || "").trim() !== search.value.trim()) d.shouldSwap = false;
+  });
   // A rename or delete lists what the search box says now (a list held while the menu was
   // open may be from an earlier search).
   document.addEventListener("htmx:configRequest", function (evt) {

@@ -6,12 +6,15 @@ Never downloads a browser: without /usr/bin/chromium these tests skip with the r
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -31,28 +34,80 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.e2e)
 
 
+class _Starting(threading.Thread):
+    """The browser tests' server, started in the background while the rest of the suite
+    runs: its migrations and start-up (15–80 s on a busy two-core box) overlap with the
+    unit tests instead of stalling the first browser test of each test process."""
+
+    def __init__(self) -> None:
+        super().__init__(name="e2e-server", daemon=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix="e2e-"))
+        self.live: LiveServer | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            live = LiveServer(
+                self.tmp,
+                # ann and bob stand for every person of a worker's browser tests, whose
+                # open questions add up across tests (a turn's queued asks stay open): the
+                # per-person limit of open questions (20) refused an ask or an MCP question
+                # in whichever test came after the twentieth. The limit has its own tests
+                # (tests/mcphost/test_waits.py).
+                env={"SSE_KEEPALIVE_SECONDS": "2", "WAITS_PER_USER": "10000"},
+                settings_module="tests.support.settings_fast",
+            )
+            self.live = live
+            live.migrate()
+            live.shell(
+                "from django.contrib.auth.models import User\n"
+                f"for n in ('ann', 'bob'): User.objects.create_user(n, password='{PASSWORD}')"
+            )
+            live.start(migrate=False)
+        except BaseException as exc:  # re-raised by the fixture, in the test that needs it
+            self.error = exc
+
+    def stop(self) -> None:
+        self.join()
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+_starting: list[_Starting] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the server now if this process may run browser tests."""
+    if any("/tests/e2e/" in str(item.path) for item in session.items) and Path(CHROMIUM).exists():
+        _starting.append(_Starting())
+        _starting[0].start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A process that started the server but got no browser test stops it too."""
+    for starting in _starting:
+        starting.stop()
+
+
 @pytest.fixture(scope="session")
-def server(tmp_path_factory) -> Iterator[LiveServer]:
+def server() -> Iterator[LiveServer]:
     """The app as `manage.py serve` runs it, on its own SQLite file, users ann and bob."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
-    live = LiveServer(
-        tmp_path_factory.mktemp("e2e"),
-        # ann and bob stand for every person of a worker's browser tests, whose open
-        # questions add up across tests (a turn's queued asks stay open): the per-person
-        # limit of open questions (20) refused an ask or an MCP question in whichever test
-        # came after the twentieth. The limit has its own tests (tests/mcphost/test_waits.py).
-        env={"SSE_KEEPALIVE_SECONDS": "2", "WAITS_PER_USER": "10000"},
-        settings_module="tests.support.settings_fast",
-    )
-    live.migrate()
-    live.shell(
-        "from django.contrib.auth.models import User\n"
-        f"for n in ('ann', 'bob'): User.objects.create_user(n, password='{PASSWORD}')"
-    )
-    live.start(migrate=False)
-    yield live
-    live.stop()
+    if not _starting:  # collected some other way: start it now
+        _starting.append(_Starting())
+        _starting[0].start()
+    starting = _starting[0]
+    starting.join()
+    try:
+        if starting.error is not None:
+            raise starting.error
+        assert starting.live is not None
+        yield starting.live
+    finally:
+        starting.stop()
 
 
 @pytest.fixture(scope="session")

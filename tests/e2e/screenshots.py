@@ -1,6 +1,6 @@
 """`make screenshots`: PNGs of the main screens, for reviewing the look and for the README.
 
-Starts the app on its own SQLite file (bench.liveserver), makes conversations the way a
+Starts the app on its own SQLite file (tests.support.liveserver), makes conversations the way a
 person would (the intake and the tour are driven in the browser) plus a few built
 directly (a gallery of every card and widget kind, open and answered), then photographs
 each screen at 1280 and 360 px, light and dark, in English and Simplified Chinese:
@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.liveserver import ROOT, LiveServer
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.support.liveserver import ROOT, LiveServer
 
 PASSWORD = "screens-password-1"
 SIZES = {"1280": {"width": 1280, "height": 800}, "360": {"width": 360, "height": 740}}

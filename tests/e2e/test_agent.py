@@ -36,9 +36,22 @@ def test_an_agent_without_a_model_is_disabled_and_explained(page, server):
     page.click("#composer button[type=submit]")
     failed = page.locator("#run-status .run-failed")
     expect(failed).to_be_visible(timeout=TIMEOUT)
-    expect(failed).to_contain_text("no model is connected")
+    expect(failed).to_contain_text("No model is connected")
     expect(failed.get_by_role("button", name="Retry")).to_have_count(0)
     expect(page.locator("#messages .msg-user")).to_contain_text("Are you there?")
+
+
+def test_the_home_shows_the_chosen_agents_words_and_its_own_choices(page, server):
+    # Which agent's words and choices show is CSS the registry writes (no JavaScript needed).
+    page.goto(server.url + "/")
+    expect(page.locator("[data-about=intake]")).to_be_visible()
+    expect(page.locator("#id_intake")).to_be_visible()  # the intake's topic
+    page.select_option("#id_agent", "scripted")
+    expect(page.locator("[data-about=scripted]")).to_contain_text("A guided tour")
+    expect(page.locator("[data-about=intake]")).to_be_hidden()
+    expect(page.locator("#id_intake")).to_be_hidden()
+    page.select_option("#id_agent", "intake")
+    expect(page.locator("#id_intake")).to_be_visible()
 
 
 def test_failed_run_shows_retry_and_keeps_the_message(page, server):

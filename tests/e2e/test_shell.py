@@ -114,6 +114,37 @@ def test_on_a_phone_the_panel_is_a_bottom_sheet_behind_a_pill(browser, server):
     ctx.close()
 
 
+def test_a_list_refreshed_after_a_message_never_overwrites_a_search_typed_since(page, server):
+    """The sidebar is refreshed after each message with the search box as it was when the
+    refresh was asked for; if the person typed a search meanwhile, the late list must not
+    replace their results (CI: a list of 7 where the search had found 1)."""
+    _untitled(server)  # so an unfiltered list has more than the one the search finds
+    cid = new_conversation(page, server, title="Harbour")
+    page.fill("#id_content", "A quiet harbour walk")
+    page.press("#id_content", "Enter")
+    expect(page.locator("#messages .msg-assistant")).to_have_count(1, timeout=TIMEOUT)
+    held = []
+    page.route(f"**/conversations/{cid}/shell*", lambda route: held.append(route))
+    page.evaluate(
+        """() => document.addEventListener("htmx:afterRequest", e => {
+             if (e.detail.elt.matches("[data-shell-refresh]")) window.qcShellDone = true;
+           })"""
+    )
+    page.evaluate("htmx.trigger(document.querySelector('[data-shell-refresh]'), 'qc:shell')")
+    for _ in range(600):  # the refresh's request is on its way (asked with an empty search)
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the shell refresh was never requested"
+    page.fill("#conversation-search", "harbou")
+    items = page.locator("#conv-nav .conv-item")
+    expect(items).to_have_count(1, timeout=TIMEOUT)
+    held[0].continue_()
+    page.wait_for_function("window.qcShellDone === true", timeout=TIMEOUT)
+    expect(items).to_have_count(1)
+    expect(items.first).to_contain_text("Harbour")
+
+
 def test_sidebar_search_finds_message_text_and_rename_is_inline(page, server):
     cid = new_conversation(page, server, title="Holiday")
     page.fill("#id_content", "Somewhere calm by the lighthouse")

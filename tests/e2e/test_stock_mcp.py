@@ -5,11 +5,14 @@ after the call has returned."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from pathlib import Path
 
 from playwright.sync_api import expect
 
-from bench.mcp_servers import make_stock_server, serve
+from tests.support.mcp_servers import make_stock_server, serve
 
 from .conftest import new_conversation
 
@@ -75,3 +78,49 @@ def _walk(page, server, context) -> None:
     expect(page.locator("#messages section.elic").last).to_contain_text(
         "Completed.", timeout=TIMEOUT
     )
+
+
+def test_a_stock_sdk_servers_progress_shows_on_its_call_while_it_runs(page, server, context):
+    """`ctx.report_progress` during a call: its line in the live run gets a bar and the
+    server's words as the notes arrive (over SSE, throttled), and goes with the result."""
+    gate = threading.Event()  # the server holds its last step until the test has looked
+    with serve(make_stock_server(gate)) as url:
+        server.json(
+            "from chat.mcphost.models import McpServer\n"
+            f"McpServer.objects.create(name='srv', url={url!r}, agents=['scripted'])\nprint(1)"
+        )
+        try:
+            new_conversation(
+                page, server, agent="scripted", title="Progress", script="mcp_progress"
+            )
+            send(page, "Count to three")
+            line = page.locator("#run-live .run-tools li").last
+            expect(line.locator(".run-tool-progress-text")).to_have_text(
+                "2 of 3 · Counted 2 of 3", timeout=TIMEOUT
+            )
+            bar = line.locator("progress")
+            expect(bar).to_have_attribute("max", "3")
+            expect(bar).to_have_js_property("value", 2)
+            if os.environ.get("E2E_SHOTS"):
+                _shots(page, Path(os.environ["E2E_SHOTS"]))
+            gate.set()
+            expect(page.locator("#messages")).to_contain_text("Counted.", timeout=TIMEOUT)
+            expect(page.locator("#run-live .run-tool-progress")).to_have_count(0)
+            expect(page.locator("#run-status .run-active")).to_have_count(0, timeout=TIMEOUT)
+        finally:  # the live server is shared: no other test may see this server
+            gate.set()
+            server.json(
+                "from chat.mcphost.models import McpServer\n"
+                "McpServer.objects.filter(name='srv').delete()\nprint(1)"
+            )
+
+
+def _shots(page, out: Path) -> None:
+    """Screenshots of the progress line for review (E2E_SHOTS=folder)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for width, height in ((1280, 800), (360, 740)):
+        page.set_viewport_size({"width": width, "height": height})
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            page.locator("#run-live").scroll_into_view_if_needed()
+            page.screenshot(path=str(out / f"progress-{width}-{scheme}.png"))

@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from bench.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
+from tests.support.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
 
 from .conftest import new_conversation
 from .test_stock_mcp import TIMEOUT, send

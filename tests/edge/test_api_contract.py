@@ -119,8 +119,8 @@ def live_api(tmp_path, transactional_db, django_user_model) -> Iterator[dict[str
     _postgres_or_skip()
     from django.db import connection
 
-    from bench.liveserver import LiveServer
     from chat.core.services import api_token_create, conversation_create
+    from tests.support.liveserver import LiveServer
 
     user = django_user_model.objects.create_user("schemathesis")
     token = api_token_create(user=user)[1]

@@ -262,7 +262,9 @@ async def test_streams_joining_a_busy_conversation_miss_nothing(conversation):
         for n in range(30):
             for _attempt in range(50):
                 try:
-                    event = await emit(conversation_id=conversation.pk, name="t", data={"n": n})
+                    event = await emit(
+                        conversation_id=conversation.pk, name="text_delta", data={"n": n}
+                    )
                     break
                 except OperationalError as exc:
                     # The in-memory test database (SQLite shared cache) refuses a write

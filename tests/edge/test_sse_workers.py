@@ -14,7 +14,7 @@ import os
 import httpx
 import pytest
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 
 def _redis_url() -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 SUPPORT = Path(__file__).resolve().parent.parent / "support"
 HERE = Path(__file__).resolve().parent

@@ -31,14 +31,19 @@ print(json.dumps(list(StructuredAnswer.objects.filter(conversation_id={c})
 class Thread:
     """One intake conversation of a fresh person, driven over AG-UI by hand."""
 
-    def __init__(self, server, name: str) -> None:
+    def __init__(self, server, name: str, *, agent: str = "intake", script: str = "") -> None:
         self.server = server
         self.token = server.shell(USER.format(name=name)).strip()
         self.api = httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=60
         )
-        created = self.api.post("/api/v1/conversations/", json={"agent": "intake"})
+        created = self.api.post("/api/v1/conversations/", json={"agent": agent})
         self.id = created.json()["id"]
+        if script:  # a scripted walk-through of chat/agent/scripts
+            server.shell(
+                "from chat.core.models import Conversation\n"
+                f"Conversation.objects.filter(pk={self.id}).update(state={{'script': {script!r}}})"
+            )
         self.url = f"/api/v1/conversations/{self.id}/agui"
         self.runs = 0
 
@@ -91,6 +96,94 @@ def test_the_official_client_answers_intake_questions_end_to_end(interop_server)
     assert answered[0] == ["intake_definition", "knee", "user_option_click"]
     assert len(answered) == 1 + len(seen["interrupts"][1])
     assert {source for _f, _v, source in answered} == {"user_option_click"}
+
+
+def _client(server, thread: Thread, text: str, rounds: int) -> dict:
+    """`client.mjs` (the official HttpAgent) on `thread`: what it saw and sent."""
+    ran = subprocess.run(
+        ["node", "client.mjs", server.url + thread.url, thread.token, text, str(rounds)],
+        cwd=node_tools("agui_client"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert ran.returncode == 0, ran.stderr
+    seen: dict = json.loads(ran.stdout)
+    assert seen["errors"] == []
+    return seen
+
+
+FORM = """
+from questionnaires.models import InteractiveForm
+import json
+f = InteractiveForm.objects.get(conversation_id={c})
+print(json.dumps([f.status, f.answer, f.tool_use_id]))
+"""
+
+
+def test_the_official_client_answers_a_deferred_form(interop_server):
+    thread = Thread(interop_server, "agui-form", agent="scripted", script="forms")
+    seen = _client(interop_server, thread, "Plan a trip", 2)
+    assert seen["finished"] == ["interrupt", "success"]
+    ((ref, message, has_schema, expires, metadata),) = seen["interrupts"][0]
+    assert ref.startswith("form:") and has_schema and expires and metadata is None
+    assert message.startswith("Where would you like to go?")
+    sent = seen["sent"][0][ref]
+    assert sent["status"] == "resolved"
+    status, answer, call = json.loads(interop_server.shell(FORM.format(c=thread.id)))
+    # recorded exactly as the client sent it (the optional questions left empty)
+    assert status == "answered"
+    assert answer == {
+        "answers": {"destination": sent["payload"]["answers"]["destination"], "extras": [],
+                    "notes": ""},
+        "message": "",
+    }  # fmt: skip
+    assert answer["answers"]["destination"] == "Mountains"  # the first option
+    # the call's result is the answer (the run stopped with it open, no "waiting" result)
+    tool = [c for role, c in seen["messages"] if role == "tool"]
+    assert any('"status": "answered"' in c and call in c for c in tool), tool
+    assert not any("waiting_for_user_response" in c for c in tool), tool
+    assert any(
+        role == "assistant" and text.startswith("Thank you — I have your answers")
+        for role, text in seen["messages"]
+    )
+
+
+ELICITATION = """
+from questionnaires.elicitations.models import Elicitation
+import json
+e = Elicitation.objects.get(conversation_id={c})
+print(json.dumps([e.status, e.content, e.answered_by.username]))
+"""
+
+
+def test_the_official_client_answers_a_stock_mcp_servers_question(interop_server):
+    from tests.support.mcp_servers import make_stock_server, serve
+
+    thread = Thread(interop_server, "agui-elicit", agent="scripted", script="mcp_stock")
+    with serve(make_stock_server()) as url:
+        interop_server.shell(
+            "from chat.mcphost.models import McpServer\n"
+            f"McpServer.objects.create(name='srv', url={url!r}, agents=['scripted'])"
+        )
+        try:
+            seen = _client(interop_server, thread, "A table, please", 2)
+        finally:  # the server is shared: no other test may see this MCP server
+            interop_server.shell(
+                "from chat.mcphost.models import McpServer\n"
+                "McpServer.objects.filter(name='srv').delete()"
+            )
+    assert seen["finished"] == ["interrupt", "success"]
+    ((ref, message, has_schema, expires, metadata),) = seen["interrupts"][0]
+    assert ref.startswith("elicitation:") and message == "How many of you?"
+    assert has_schema and expires and metadata == {"server": "srv", "mode": "form"}
+    assert seen["sent"][0][ref] == {"status": "resolved", "payload": {"size": 1}}
+    status, content, by = json.loads(interop_server.shell(ELICITATION.format(c=thread.id)))
+    assert (status, content, by) == ("accepted", {"size": 1}, "agui-elicit")
+    # the server got the answer and the tool's result says so; the run went on
+    tool = [c for role, c in seen["messages"] if role == "tool"]
+    assert any("booked 1 indoor" in c for c in tool), tool
+    assert ["assistant", "Booked."] in seen["messages"]
 
 
 def test_an_interrupt_describes_its_question_and_the_answer_it_takes(interop_server):

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from bench.liveserver import LiveServer
-from bench.mcp_servers import make_modern_server, serve
 from tests.support import wait_for
 from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.support.liveserver import LiveServer
+from tests.support.mcp_servers import make_modern_server, serve
 
 SETUP = """
 from django.contrib.auth.models import User

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from bench.load import parse_args, run_load
-from bench.redis_server import redis_available
+from tests.support.redis_server import redis_available
 
 pytestmark = pytest.mark.load
 

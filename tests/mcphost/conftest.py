@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from bench.mcp_servers import make_modern_server, make_server, make_stock_server, serve
 from chat.agent.events import ToolCall
 from chat.agent.llm.scripted import Script, Step, Turn
 from chat.core.services import conversation_create
@@ -16,6 +15,7 @@ from chat.mcphost.models import McpServer
 from chat.runs import turn as turn_module
 from chat.usecases import message_post_user
 from tests.support import wait_for
+from tests.support.mcp_servers import make_modern_server, make_server, make_stock_server, serve
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import asyncio
 import mcp_types as types
 import pytest
 
-from bench.mcp_servers import dying_server, free_port
 from chat.mcphost import client
 from chat.mcphost.client import Budget, Endpoint, Hooks, McpHostError
+from tests.support.mcp_servers import dying_server, free_port
 
 # Traced bytes per pending 2025-11-25 call: ~130 KB measured (bench/bench_hostmem.py); a
 # regression such as a TLS context or an HTTP client per call (~900 KB) must fail.
@@ -157,7 +157,7 @@ async def test_the_session_hosts_calls_share_one_connection_pool_per_server(serv
 
 def test_a_pending_call_holds_little_memory(settings):
     """Issue 21: a 2025-11-25 call waiting for a person is a coroutine of modest size
-    (bench/bench_hostmem.py measures it: see README Benchmarks). A generous bound over a
+    (bench/bench_hostmem.py measures it: see docs/benchmarks.md). A generous bound over a
     handful of pending calls, the server in a process of its own."""
     import gc
     import tracemalloc

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from bench.mcp_servers import dying_server
 from chat.agent.events import ToolCall
 from chat.agent.llm.scripted import Script, Step, Turn, script_load
 from chat.core.models import Event, Role, Run, RunStatus
@@ -28,6 +27,7 @@ from chat.usecases import message_post_user
 from questionnaires.models import Elicitation
 from tests.support import wait_for
 from tests.support.mcp_flow import answer, finished, page, pending, text_of, tool_result
+from tests.support.mcp_servers import dying_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,10 +11,10 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import NoBackChannelError
 
-from bench.mcp_servers import serve
 from chat.mcphost.records import McpCall, McpServerState
 from questionnaires.models import Elicitation
 from tests.support.mcp_flow import answer, finished, pending, text_of, tool_result
+from tests.support.mcp_servers import serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

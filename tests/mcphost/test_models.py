@@ -64,7 +64,7 @@ def test_command_adds_an_enabled_server_for_model_agents():
         stdout=out,
     )
     server = McpServer.objects.get(name="demo2")
-    assert server.enabled and server.agents == ["openai", "scripted"]
+    assert server.enabled and sorted(server.agents) == ["openai", "scripted"]
     assert server.headers == {"X-Key": "s3cret"}
     assert "demo2" in out.getvalue() and "X-Key" in out.getvalue()
     assert "s3cret" not in out.getvalue()

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
 from chat.mcphost import health
 from chat.mcphost.models import McpServer
 from chat.mcphost.records import McpCall
 from questionnaires.models import Elicitation
 from tests.support.mcp_flow import answer, finished, page, pending, text_of, tool_result
+from tests.support.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_server, ts_server_missing
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -86,16 +86,27 @@ def test_url_required_leaves_an_open_link_card(run_tool, ts, client_in):
     assert "stopped waiting" not in html
 
 
-def test_structured_output_reaches_the_model(run_tool, ts):
-    """A tool with an outputSchema: the model gets its structuredContent as sent. (The
-    host asks for no progress — the chat has nowhere to show it yet — so the server's
-    progress loop sends none; the next test checks those notes with the SDK client.)"""
+def test_structured_output_and_progress_reach_the_chat(run_tool, ts, settings):
+    """A tool with an outputSchema: the model gets its structuredContent as sent. The
+    host asks for progress, so the server's notes become the conversation's
+    `tool_progress` events (shown on the call's line in the page), in order."""
+    from chat.core.models import Event
+
+    settings.MCP_PROGRESS_INTERVAL = 0  # every note (the throttle has its own test)
     _, url, _ = ts
     conversation = run_tool("count", url, {"n": 3})
     finished(conversation)
     result = tool_result(conversation)
     assert result["success"] is True
-    assert result["structured_content"] == {"counted": 3, "notified": 0}
+    assert result["structured_content"] == {"counted": 3, "notified": 3}
+    notes = Event.objects.filter(conversation=conversation, name="tool_progress")
+    assert [
+        (e.data["progress"], e.data["total"], e.data["message"]) for e in notes.order_by("id")
+    ] == [
+        (1, 3, "1 of 3"),
+        (2, 3, "2 of 3"),
+        (3, 3, "3 of 3"),
+    ]
 
 
 def test_progress_notes_reach_a_python_sdk_client(ts):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.mcp_servers import dying_server, free_port
 from chat.agent.tools.base import ToolContext
 from chat.mcphost import tools as mcp_tools_module
 from chat.mcphost.models import McpServer
 from chat.mcphost.tools import mcp_tools, qualified_name
+from tests.support.mcp_servers import dying_server, free_port
 
 pytestmark = pytest.mark.django_db
 

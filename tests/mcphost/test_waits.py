@@ -96,7 +96,7 @@ def test_a_dead_hosts_calls_are_interrupted_by_the_reaper(run_tool, server_url, 
 def test_a_server_that_stops_waiting_says_so_on_the_card(run_tool, client_in, settings):
     """A server whose own request timeout ends the question (the TypeScript SDK's 60 s):
     the card says the server stopped waiting, in the conversation's language."""
-    from bench.mcp_servers import impatient_server, serve
+    from tests.support.mcp_servers import impatient_server, serve
 
     with serve(impatient_server()) as url:
         conversation = run_tool("ask", url)
@@ -112,7 +112,7 @@ def test_a_server_that_stops_waiting_says_so_on_the_card(run_tool, client_in, se
 
 @pytest.fixture
 def ts_url():
-    from bench.mcp_servers import ts_server, ts_server_missing
+    from tests.support.mcp_servers import ts_server, ts_server_missing
 
     if (reason := ts_server_missing()) is not None:
         pytest.skip(reason)
@@ -132,7 +132,7 @@ def test_a_typescript_sdk_server_asks_through_the_host(run_tool, ts_url, client_
 
 
 def test_a_typescript_sdk_server_that_stops_waiting(run_tool, settings):
-    from bench.mcp_servers import ts_server, ts_server_missing
+    from tests.support.mcp_servers import ts_server, ts_server_missing
 
     if (reason := ts_server_missing()) is not None:
         pytest.skip(reason)

@@ -171,7 +171,7 @@ def test_the_production_shape_writes_nothing_but_json_lines(tmp_path):
         if os.environ.get("REQUIRE_SERVICES") == "1":
             pytest.fail("REQUIRE_SERVICES=1 but REDIS_URL is not set")
         pytest.skip("REDIS_URL is not set: Celery workers need a broker")
-    from bench.liveserver import LiveServer
+    from tests.support.liveserver import LiveServer
 
     with LiveServer(
         tmp_path,

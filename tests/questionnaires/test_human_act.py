@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chat.core.identity import mcp_token_issue, skill_token_issue
-from chat.core.models import Message, Role, Run, Wait, WaitKind
+from chat.core.models import Message, Role, Run, Wait
 from chat.core.services import conversation_create, message_create
 from chat.core.waits import WaitLimited, wait_open
 from chat.runs.services import run_cancel, run_retry
@@ -67,7 +67,7 @@ def cards(user) -> dict[str, Any]:
     inline = message_create(conversation=conversation, role=Role.ASSISTANT, content=TRIP, run=run)
     wait_open(
         conversation=conversation,
-        kind=WaitKind.INLINE,
+        kind="inline",
         ref=f"inline:{inline.pk}",
         seconds=60,
         run=run,
@@ -116,7 +116,7 @@ def test_a_retry_answers_nothing(cards):
 def test_the_limits_refusing_a_card_answer_nothing(cards, settings):
     settings.WAITS_PER_CONVERSATION = 1
     with pytest.raises(WaitLimited):
-        wait_open(conversation=cards["conversation"], kind=WaitKind.INLINE, ref="x", seconds=60)
+        wait_open(conversation=cards["conversation"], kind="inline", ref="x", seconds=60)
     assert answers(cards["conversation"]) == NONE
 
 

@@ -124,12 +124,14 @@ def _event(conversation, name, age_seconds):
 def test_old_text_deltas_are_pruned_and_nothing_else(conversation, settings):
     settings.EVENT_DELTA_MAX_AGE = 3600
     old = [_event(conversation, "text_delta", 7200) for _ in range(3)]
+    old.append(_event(conversation, "tool_progress", 7200))  # a finished call's progress
     kept = [
         _event(conversation, "text_delta", 60),
+        _event(conversation, "tool_progress", 60),
         _event(conversation, "message_done", 7200),
         _event(conversation, "run_finished", 7200),
     ]
-    assert events_prune() == 3
+    assert events_prune() == 4
     remaining = set(Event.objects.values_list("pk", flat=True))
     assert remaining == set(kept) and not remaining & set(old)
 
@@ -138,7 +140,7 @@ def test_prune_events_command(conversation):
     _event(conversation, "text_delta", 120)
     out = StringIO()
     call_command("prune_events", "--older-than", "60", stdout=out)
-    assert out.getvalue().strip() == "1 text_delta event(s) deleted"
+    assert out.getvalue().strip() == "1 text_delta and tool_progress event(s) deleted"
     assert not Event.objects.exists()
 
 

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from bench.liveserver import ROOT
-from bench.mcp_servers import make_server, serve
 from chat.core.services import conversation_create
 from chat.mcphost.models import McpServer
 from chat.models import Event, Run, RunAttempt, Wait
 from chat.usecases import message_post_user
 from questionnaires.elicitations.services import elicitation_answer
 from questionnaires.models import Elicitation
+from tests.support.liveserver import ROOT
+from tests.support.mcp_servers import make_server, serve
 
 from .test_celery_worker import _wait, celery_env  # noqa: F401 (a fixture)
 

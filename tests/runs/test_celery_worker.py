@@ -24,9 +24,9 @@ import uuid
 import pytest
 from django.db import connection
 
-from bench.liveserver import CeleryWorker, broker_cleanup
 from chat.models import Conversation, Event, Run, RunAttempt
 from chat.usecases import message_post_user
+from tests.support.liveserver import CeleryWorker, broker_cleanup
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -165,7 +165,7 @@ def test_a_worker_outlives_a_redis_restart(celery_env, user, tmp_path):
     turn in flight finishes, and the next run it is sent runs."""
     from celery import Celery
 
-    from bench.redis_server import RedisServer, redis_available
+    from tests.support.redis_server import RedisServer, redis_available
 
     if not redis_available():
         pytest.skip("needs redis-server to restart a Redis of the test's own")

@@ -6,6 +6,7 @@ flight with fair queueing)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 from django.urls import reverse
@@ -15,6 +16,7 @@ from chat.core.services import conversation_create, message_create
 from chat.core.usage import TokenBudgetExhausted, tokens_today
 from chat.runs import runner
 from chat.runs import turn as turn_module
+from chat.runs.agents import ECHO
 from chat.runs.heartbeat import run_reap_stale
 from chat.runs.services import run_cancel, run_retry
 from chat.usecases import conversation_start, message_post_user
@@ -234,7 +236,7 @@ class Turns:
 @pytest.fixture
 def turns(monkeypatch):
     kind = Turns()
-    monkeypatch.setitem(runner.AGENTS, "echo", kind)
+    monkeypatch.setattr(runner, "run_agent", lambda run: (ECHO, kind))  # echo's turn, replaced
     return kind
 
 
@@ -383,8 +385,8 @@ class Gate:
 def gate(monkeypatch, settings):
     settings.AGENT_RUNNER = "thread"
     kind = Gate()
-    monkeypatch.setitem(runner.AGENTS, "echo", kind)
-    monkeypatch.setattr(runner, "ATOMIC_KINDS", frozenset())
+    # echo's turn, replaced, and not instant (not one transaction): the gate waits inside it
+    monkeypatch.setattr(runner, "run_agent", lambda run: (replace(ECHO, instant=False), kind))
     yield kind
     kind.open.set()
     # The turns' threads end before the test's database is flushed.

@@ -21,6 +21,7 @@ from chat.core.services import conversation_create, message_create
 from chat.models import Event, Role, Run, RunAttempt, RunStatus, StopReason
 from chat.runs import runner as runner_module
 from chat.runs import turn as turn_module
+from chat.runs.agents import ECHO, echo_turn
 from chat.runs.resume import DeltaMerger
 from chat.runs.runner import run_execute
 from tests.support.loop import BAD_ARGS, VALID
@@ -268,20 +269,19 @@ def test_an_idempotent_tool_whose_result_was_lost_runs_again(user, script, crash
 
 
 def test_an_instant_turn_is_all_or_nothing(user, monkeypatch):
-    original = runner_module.echo_turn
-
     def dies_after_posting(run):
-        original(run)
+        echo_turn(run)
         raise Crash()
 
     conversation = conversation_create(owner=user, agent="echo")
     trigger = message_create(conversation=conversation, role=Role.USER, content="hi")
     run = Run.objects.create(conversation=conversation, trigger_message=trigger)
-    monkeypatch.setitem(runner_module.AGENTS, "echo", dies_after_posting)
+    # echo (instant: one transaction) with a turn that dies after posting its reply
+    monkeypatch.setattr(runner_module, "run_agent", lambda run: (ECHO, dies_after_posting))
     with pytest.raises(Crash):
         run_execute(run_id=run.pk, task_id=TASK)
     assert not conversation.messages.filter(role="assistant").exists()  # rolled back
-    monkeypatch.setitem(runner_module.AGENTS, "echo", original)
+    monkeypatch.undo()
     run_execute(run_id=run.pk, task_id=TASK)
     assert list(
         conversation.messages.filter(role="assistant").values_list("content", flat=True)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from bench.mcp_servers import free_port
 from chat.core.models import Event, Role, RunStatus, StopReason, Wait
 from chat.core.services import conversation_create
 from chat.mcphost.models import McpServer
@@ -15,6 +14,7 @@ from chat.runs.services import run_cancel
 from chat.usecases import message_post_user
 from questionnaires.elicitations.services import elicitation_answer
 from questionnaires.models import Elicitation
+from tests.support.mcp_servers import free_port
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chat.core.models import Message, Wait, WaitKind, WaitStatus
+from chat.core.models import Message, Wait, WaitStatus
 from chat.core.services import conversation_create, message_create
 from questionnaires.inline.models import Submission
 from questionnaires.protocol.names import OTHER_VALUE
@@ -44,7 +44,7 @@ def wait(conversation, ref: str, status: str) -> None:
     Wait.objects.create(
         conversation=conversation,
         owner=conversation.owner,
-        kind=WaitKind.INLINE,
+        kind="inline",
         ref=ref,
         status=status,
         deadline=T0 + timedelta(days=7),

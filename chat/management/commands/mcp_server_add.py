@@ -9,7 +9,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chat.mcphost.models import MODEL_AGENTS, McpServer
+from chat.core.agents import model_agent_names
+from chat.mcphost.models import McpServer
 
 
 class Command(BaseCommand):
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             headers=headers,
             bearer_token=options["bearer"],
             enabled=True,
-            agents=list(MODEL_AGENTS),
+            agents=list(model_agent_names()),
         )
         try:
             server.full_clean()

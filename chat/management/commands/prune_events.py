@@ -10,8 +10,8 @@ from chat.core.services import event_prune_deltas
 
 class Command(BaseCommand):
     help = (
-        "Delete streamed text_delta events older than EVENT_DELTA_MAX_AGE (for cron when "
-        "Celery beat doesn't run it)."
+        "Delete streamed text_delta and tool_progress events older than EVENT_DELTA_MAX_AGE "
+        "(for cron when Celery beat doesn't run it)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -24,4 +24,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: str, **options: Any) -> None:
         deleted = event_prune_deltas(older_than=options["older_than"])
-        self.stdout.write(f"{deleted} text_delta event(s) deleted")
+        self.stdout.write(f"{deleted} text_delta and tool_progress event(s) deleted")

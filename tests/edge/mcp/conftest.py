@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.liveserver import LiveServer
+from tests.support.liveserver import LiveServer
 
 
 @pytest.fixture(scope="session")

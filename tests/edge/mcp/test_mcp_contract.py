@@ -150,8 +150,8 @@ def test_the_typescript_sdk_client_sees_the_contract(mcp_server, major):
     """@modelcontextprotocol/sdk's Client (v1, 2025-11-25) and @modelcontextprotocol/client
     (v2, 2026-07-28) validate every successful structuredContent against the tool's
     outputSchema (Ajv) and throw when it doesn't match."""
-    from bench.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_folder, ts_server_missing
     from chat.core.version import product_version
+    from tests.support.mcp_servers import TS_SERVER, TS_SERVER_V2, ts_folder, ts_server_missing
 
     folder = TS_SERVER if major == "v1" else TS_SERVER_V2
     if (reason := ts_server_missing(folder)) is not None:

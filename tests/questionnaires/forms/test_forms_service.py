@@ -14,7 +14,6 @@ from chat.core.services import message_create
 from chat.usecases import message_post_user
 from questionnaires.forms.services import form_check
 from questionnaires.models import InteractiveForm
-from questionnaires.tool_calls import assistant_message_create
 from tests.support.asking import QUESTIONS, open_form
 
 pytestmark = pytest.mark.django_db
@@ -93,8 +92,8 @@ def test_checking_writes_nothing_and_the_stored_call_creates_the_form(conversati
         "type": "function",
         "function": {"name": "interactive_form_question", "arguments": json.dumps(arguments)},
     }
-    message = assistant_message_create(
-        conversation=conversation, content="", tool_calls=[call], run=run
+    message = message_create(
+        conversation=conversation, role=Role.ASSISTANT, content="", tool_calls=[call], run=run
     )
     stored = StoredCall("late", arguments, result, run, message)
     interactive_form_question.persisted(stored)

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('chat', '0016_run_held_at'),
-        ('questionnaires', '0012_analytics_queued_outcome'),
+        ('questionnaires', '0013_card_kind_from_the_registry'),
     ]
 
     operations = [

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench.liveserver import free_port
+from tests.support.liveserver import free_port
 
 
 def redis_available() -> bool:

@@ -1,3 +1,6 @@
+"""The protocol playground's URL (the inline kind's page for trying questionnaire blocks,
+outside any conversation; namespace "questionnaires", mounted by chat/urls.py)."""
+
 from __future__ import annotations
 
 from django.urls import path

@@ -8,7 +8,7 @@ in their results (`Resolve(Elicit…)`, or an `InputRequiredResult` they return)
 SDK's own servers do, and asks every way the SDK offers (`ctx.elicit`, `ctx.elicit_url`,
 `Resolve(Elicit…)`, -32042). `serve(server)` runs one on a free loopback port with uvicorn in a thread and yields its
 URL; `dying_server()` runs the 2025-11-25 one in a subprocess whose `die` tool kills its
-own process mid-call. `python -m bench.mcp_servers PORT` is that subprocess.
+own process mid-call. `python -m tests.support.mcp_servers PORT` is that subprocess.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from pydantic import BaseModel, Field
 
-from bench.liveserver import free_port
+from tests.support.liveserver import free_port
 
 
 class Booking(BaseModel):
@@ -219,10 +219,21 @@ def make_modern_server() -> MCPServer:
     return server
 
 
-def make_stock_server() -> MCPServer:
+def make_stock_server(gate: threading.Event | None = None) -> MCPServer:
     """A stock Python-SDK server as its users write one: no revision patched, so it speaks
-    2026-07-28 and 2025-11-25 both (issue 33); its tools ask the ways the SDK offers."""
+    2026-07-28 and 2025-11-25 both (issue 33); its tools ask the ways the SDK offers.
+    `count` reports progress (`ctx.report_progress`); with a `gate`, it holds its last
+    step until the gate is set (a test sees the progress before the result)."""
     server = MCPServer("stock")
+
+    @server.tool()
+    async def count(ctx: Context, n: int = 3) -> str:
+        """Counts to n, reporting progress after each step."""
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n, f"Counted {i} of {n}")
+            if i == n - 1 and gate is not None:
+                await asyncio.to_thread(gate.wait, 120)
+        return f"counted to {n}"
 
     @server.tool()
     async def add(a: int, b: int) -> int:
@@ -337,7 +348,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     and the process (to kill it while a call is pending)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.mcp_servers", str(port)],
+        [sys.executable, "-m", "tests.support.mcp_servers", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -350,7 +361,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         process.wait(5)
 
 
-TS_SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "ts_server"
+TS_SERVER = Path(__file__).resolve().parent / "ts_server"
 # The TypeScript SDK v2 (2026-07-28): @modelcontextprotocol/server and /client.
 TS_SERVER_V2 = TS_SERVER.with_name("ts_server_v2")
 
