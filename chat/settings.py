@@ -481,6 +481,8 @@ REPAIR_REPROMPTS_PER_AGENT: dict[str, int] = {
 # Kinds whose typed answers always ask for a confirming click (several fields, or a
 # third party's question), even when the reply is exact.
 REPAIR_CONFIRM_KINDS = ("form", "elicitation")
+# Kinds whose `resolve` takes `"typed"` (the words an answer was read from: free_text, kept).
+REPAIR_TYPED_KINDS = ("inline", "ask")
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")

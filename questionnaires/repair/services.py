@@ -130,10 +130,13 @@ def _resolve(
     return _latest_user_message(conversation)
 
 
-def typed_payload(match: Match, text: str) -> dict[str, JsonValue]:
-    """The kind's answer payload for what was read, marked as typed: `"typed"` carries
-    the words (each kind records `provenance: "free_text"` and keeps them)."""
-    return {**match.payload, "typed": text.strip()}
+def typed_payload(kind: Kind, payload: Mapping[str, JsonValue], text: str) -> dict[str, JsonValue]:
+    """The kind's answer payload for what was read, marked as typed where the kind takes
+    it (`REPAIR_TYPED_KINDS`): `"typed"` carries the words, which the kind keeps with
+    `provenance: "free_text"`. Other kinds get the payload as a click would send it."""
+    if kind.name not in getattr(settings, "REPAIR_TYPED_KINDS", ()):
+        return dict(payload)
+    return {**payload, "typed": text.strip()}
 
 
 def typed_reply(
@@ -188,7 +191,8 @@ def _matched(
 ) -> Result:
     confirm_kinds = getattr(settings, "REPAIR_CONFIRM_KINDS", ())
     if match.certain and waiting.kind.name not in confirm_kinds:
-        message = _resolve(conversation, waiting, typed_payload(match, text), user, lang)
+        sent = typed_payload(waiting.kind, match.payload, text)
+        message = _resolve(conversation, waiting, sent, user, lang)
         row = _record(conversation, waiting, text, Outcome.ANSWERED, payload=match.payload)
         return Result(Outcome.ANSWERED, message, row)
     row = _record(conversation, waiting, text, Outcome.PROPOSED, payload=match.payload, open_=True)
@@ -311,7 +315,7 @@ def prompt_answer(
         if not payload:
             raise ChatError("answer_required", _("Choose an answer first, or skip the question."))
         as_read = row.outcome == Outcome.PROPOSED and payload == row.payload
-        sent: dict[str, JsonValue] = {**payload, "typed": row.typed_text} if as_read else payload
+        sent = typed_payload(waiting.kind, payload, row.typed_text) if as_read else payload
         message = _resolve(conversation, waiting, sent, user, lang)
         outcome = Outcome.CONFIRMED if row.outcome == Outcome.PROPOSED else row.outcome
         Repair.objects.filter(pk=row.pk).update(open=False, outcome=outcome)

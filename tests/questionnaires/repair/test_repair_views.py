@@ -13,6 +13,8 @@ from chat.core.waits import wait_open
 from chat.usecases import intake_begin
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.inline.models import Submission
+from questionnaires.protocol.repair import fields_of
+from questionnaires.registry import kind_named
 from questionnaires.repair.models import Repair, RepairOutcome
 
 pytestmark = pytest.mark.django_db
@@ -326,3 +328,34 @@ def test_a_zh_page_shows_the_prompt_in_chinese(client_in, user):
     ).content.decode()
     assert "这是你对“去哪个岛？”的回答吗？" in html and "你写的是：“我想去马德拉吧”" in html
     assert "确认" in html and "改为作为消息发送" in html
+
+
+def test_a_deferred_form_is_filled_from_typed_words_and_confirmed(client_in, user):
+    """Forms take typed answers through their pending/resolve hooks too; being a kind in
+    REPAIR_CONFIRM_KINDS, always with a confirming click."""
+    from questionnaires.forms.models import FormStatus, InteractiveForm
+
+    conversation = conversation_create(owner=user, agent="scripted", language="en")
+    conversation.state = {"script": "forms"}
+    conversation.save()
+    _send(client_in, conversation, "Plan a trip for me")
+    form = InteractiveForm.objects.get(conversation=conversation)
+    assert form.status == FormStatus.PENDING
+    _send(client_in, conversation, "Mountains")
+    row = Repair.objects.get(conversation=conversation, open=True)
+    assert row.outcome == RepairOutcome.PROPOSED and row.kind == "form"
+    html = _page(client_in, conversation)
+    assert 'data-repair="proposal"' in html
+    # the prompt's form as it was filled: each field's option index, as the page posts it
+    schema = kind_named("form").pending(conversation, row.wait_ref).response_schema
+    fields = {
+        f"f-{index}": str(n)
+        for index, field in enumerate(fields_of(schema))
+        for n, option in enumerate(field.options)
+        if option.value == row.payload.get("answers", {}).get(field.path[-1])
+    }
+    assert fields
+    url = reverse("chat:repair_answer", args=[conversation.pk, row.pk])
+    assert client_in.post(url, {"action": "answer", **fields}).status_code == 302
+    form.refresh_from_db()
+    assert form.status == FormStatus.ANSWERED
