@@ -467,6 +467,22 @@ AGENT_MAX_ITERATIONS = int(os.environ.get("AGENT_MAX_ITERATIONS", "50"))
 QUESTION_BUDGET_PER_TURN = _optional_int("QUESTION_BUDGET_PER_TURN")
 QUESTION_BUDGET_PER_CONVERSATION = _optional_int("QUESTION_BUDGET_PER_CONVERSATION")
 QUESTION_BUDGET_ONE_CARD = os.environ.get("QUESTION_BUDGET_ONE_CARD", "0") == "1"
+# Conversation repair (issue 36, docs/repair.md): how many times a waiting question is
+# shown again after replies that don't answer it, before it is skipped (offline agents)
+# or left to the model; per agent in REPAIR_REPROMPTS_PER_AGENT ("intake=3,openai=1").
+REPAIR_REPROMPTS = int(os.environ.get("REPAIR_REPROMPTS", "2"))
+REPAIR_REPROMPTS_PER_AGENT: dict[str, int] = {
+    agent.strip(): int(n)
+    for agent, _sep, n in (
+        item.partition("=") for item in os.environ.get("REPAIR_REPROMPTS_PER_AGENT", "").split(",")
+    )
+    if agent.strip() and n.strip().isdigit()
+}
+# Kinds whose typed answers always ask for a confirming click (several fields, or a
+# third party's question), even when the reply is exact.
+REPAIR_CONFIRM_KINDS = ("form", "elicitation")
+# Kinds whose `resolve` takes `"typed"` (the words an answer was read from: free_text, kept).
+REPAIR_TYPED_KINDS = ("inline", "ask")
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")

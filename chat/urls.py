@@ -95,6 +95,7 @@ def chat_patterns() -> list[URLPattern | URLResolver]:
             name="run_retry",
         ),
         *kind_patterns("urlpatterns"),
+        *import_module("questionnaires.repair.urls").urlpatterns,  # issue 36
     ]
 
 

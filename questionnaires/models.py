@@ -13,6 +13,7 @@ from questionnaires.drafts import CardDraft
 from questionnaires.elicitations.models import Elicitation, ElicitationStatus
 from questionnaires.forms.models import FormStatus, InteractiveForm
 from questionnaires.inline.models import Submission
+from questionnaires.repair.models import Repair, RepairOutcome
 
 __all__ = [
     "AnalyticsCursor",
@@ -24,6 +25,8 @@ __all__ = [
     "ElicitationStatus",
     "FormStatus",
     "InteractiveForm",
+    "Repair",
+    "RepairOutcome",
     "StructuredAnswer",
     "Submission",
 ]

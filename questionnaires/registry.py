@@ -198,6 +198,24 @@ class Resolve(Protocol):
     ) -> None: ...
 
 
+class Amend(Protocol):
+    """Change the person's answer to the card behind the answered wait `ref` to what
+    `words` name ("actually, make it X", conversation repair, issue 36) through the kind's
+    change-answer path, keeping `typed` (the whole reply) as the words it came from. The
+    payload read (as `resolve` takes it), or None when the words name nothing of it."""
+
+    def __call__(
+        self,
+        *,
+        conversation: Conversation,
+        ref: str,
+        words: str,
+        typed: str,
+        user: User,
+        lang: str,
+    ) -> Mapping[str, object] | None: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Kind:
     """One way of asking. Only `name` and `label` are required; a kind fills in what it does."""
@@ -232,6 +250,8 @@ class Kind:
     # client can answer), and its answer from a JSON payload.
     pending: Callable[[Conversation, str], Pending | None] | None = None
     resolve: Resolve | None = None
+    # Conversation repair (issue 36): an answered card changed from typed words.
+    amend: Amend | None = None
     # People (the inbox, notifications): where the card behind a wait is (None: gone).
     locate: Callable[[Conversation, str], Whereabouts | None] | None = None
     # The edge: a module with `urlpatterns` (pages, namespace "chat") and optionally

@@ -30,6 +30,7 @@ from questionnaires.asks.definitions import (
 from questionnaires.asks.state import state_view
 from questionnaires.protocol import ResponseSegment, parse_message
 from questionnaires.protocol.jsontypes import Json
+from questionnaires.repair.services import question_state
 
 logger = logging.getLogger(__name__)
 CHOOSE_FIELD = "intake_definition"
@@ -121,6 +122,17 @@ def _take_in_text(
         for m in pending
     ]
     if pending and not any(read):
+        # Conversation repair (issue 36): a question shown again below the reply is not
+        # asked a second time; one asked again as often as allowed is left unanswered.
+        states = {question_state(conversation, f"ask:{m.pk}") for m in pending}
+        if states == {"waiting"}:
+            _say(conversation, run, definition.texts["not_understood"])
+            return StopReason.AWAITING_USER_INPUT
+        if "exhausted" in states:
+            for m in pending:
+                asks.skip_record(conversation=conversation, ask_message=m, text=trigger.content)
+            _say(conversation, run, _("Let's leave that question for now."))
+            return None
         _say(conversation, run, definition.texts["not_understood"])
     return None
 

@@ -32,6 +32,7 @@ from questionnaires import registry
 from questionnaires.drafts import drafts_for
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.registry import AnswerSummary, Body, Card, Refused
+from questionnaires.repair.presenter import prompt_for
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,7 @@ def conversation_page(
         "waiting_for_person": any(w.kind.run_effect is registry.RunEffect.HOLDS_RUN for w in waits),
         "refusal": refusal,
         "sidebar": sidebar(user=conversation.owner, current_id=conversation.pk),
+        "repair_prompt": prompt_for(conversation),  # issue 36: a filled or re-asked question
     }
 
 

@@ -52,6 +52,7 @@ from chat.edge.page import (
 from chat.edge.sse import StreamBusy, StreamRefused, last_event_id, stream_open
 from chat.edge.stream_selectors import stream_access_for_session
 from questionnaires import drafts
+from questionnaires.repair.services import typed_reply as repair_typed_reply
 
 
 def _home(request: HtmxRequest, form: ConversationCreateForm, status: int = 200) -> HttpResponse:
@@ -135,13 +136,23 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     form = MessageForm(request.POST)
     status = 200
     refusal = None  # a text refused while a card waits: that kind's way out (submit / cancel)
+    repaired = False
     if form.is_valid():
         try:
             # One transaction: a connection lost after it committed leaves no half-done
             # work for chat.core.dbfaults to refuse to repeat.
             with transaction.atomic():
-                usecases.message_post_user(
-                    conversation=conversation, content=form.cleaned_data["content"]
+                content = form.cleaned_data["content"]
+                # Conversation repair (issue 36): words that answer a waiting question
+                # answer or fill it; anything else is posted as usual.
+                repair_typed_reply(
+                    conversation=conversation,
+                    content=content,
+                    user=signed_in(request),
+                    lang=getattr(request, "LANGUAGE_CODE", conversation.language),
+                    post=lambda: usecases.message_post_user(
+                        conversation=conversation, content=content
+                    ),
                 )
                 services.conversation_name_from(
                     conversation=conversation, text=form.cleaned_data["content"]
@@ -154,6 +165,7 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
             if not request.htmx:
                 return redirect("chat:conversation", conversation_id=conversation.pk)
             form = MessageForm()
+            repaired = True
     else:  # too long is 413, as documented (and as the API answers)
         status = 413 if form.has_error("content", "message_too_long") else 400
     if not request.htmx:
@@ -162,7 +174,10 @@ def message_send(request: HtmxRequest, conversation_id: int) -> HttpResponse:
     # htmx: the composer comes back (cleared, or with the error and the typed text kept);
     # the new message itself arrives through the event stream like in every other tab.
     context = {"conversation": conversation, "form": form, "refusal": refusal}
-    return render(request, "chat/conversation.html#composer", context, status=status)
+    response = render(request, "chat/conversation.html#composer", context, status=status)
+    if repaired:  # the repair prompt below the thread may have changed
+        response["HX-Trigger"] = "qc:repair"
+    return response
 
 
 @login_required

@@ -10,11 +10,12 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.metadata import metadata_of
 from chat.core.models import Conversation, Message, Role
-from questionnaires.asks import services
+from questionnaires.asks import selectors, services
 from questionnaires.asks.models import StructuredAnswer
 from questionnaires.asks.presenter import ask_views
 from questionnaires.protocol.ask_payload import MAX_TEXT, AskPayload
 from questionnaires.protocol.jsontypes import JsonValue
+from questionnaires.protocol.repair import match_reply
 from questionnaires.registry import Choice, Pending, Whereabouts
 
 Source = StructuredAnswer.Source
@@ -37,8 +38,17 @@ def response_schema(ask: AskPayload) -> dict[str, JsonValue]:
     question = ask.get("question", "")
     kind = ask.get("type", "options")
     props: dict[str, JsonValue] = {}
-    if kind == "boolean":
-        props["value"] = {"type": "boolean", "title": question}
+    if kind == "boolean":  # with the card's own words for yes and no
+        props["value"] = {
+            "type": "boolean",
+            "title": question,
+            "oneOf": [
+                {"const": o["value"], "title": o["label"]}
+                | ({"examples": list(o["synonyms"])} if o.get("synonyms") else {})
+                for o in ask.get("options", [])
+                if isinstance(o.get("value"), bool)
+            ],
+        }
     elif kind == "scale":
         scale: dict[str, JsonValue] = {"type": "number", "title": question}
         for key, name in (("min", "minimum"), ("max", "maximum")):
@@ -48,7 +58,11 @@ def response_schema(ask: AskPayload) -> dict[str, JsonValue]:
     elif kind == "options":
         props["value"] = {
             "title": question,
-            "oneOf": [{"const": o["value"], "title": o["label"]} for o in ask.get("options", [])],
+            "oneOf": [
+                {"const": o["value"], "title": o["label"]}
+                | ({"examples": list(o["synonyms"])} if o.get("synonyms") else {})
+                for o in ask.get("options", [])
+            ],
         }
     if kind == "free_text_only" or ask.get("allow_free_text"):
         props["text"] = {
@@ -124,6 +138,12 @@ def ask_resolve(
     elif isinstance(payload, dict) and set(payload) == {"value"}:
         answer.update(source=Source.OPTION_CLICK, value=payload["value"])
     elif (
+        isinstance(payload, dict)
+        and set(payload) == {"value", "typed"}
+        and isinstance(payload["typed"], str)
+    ):  # read from the person's typed reply (conversation repair): free_text, words kept
+        answer.update(source=Source.FREE_TEXT, value=payload["value"], raw_text=payload["typed"])
+    elif (
         isinstance(payload, dict) and set(payload) == {"text"} and isinstance(payload["text"], str)
     ):
         answer.update(source=Source.FREE_TEXT, raw_text=payload["text"])
@@ -133,3 +153,28 @@ def ask_resolve(
             _('The answer must be {"value": …} or {"text": …} (see responseSchema).'),
         )
     services.ask_answer(conversation=conversation, answer=answer, ask_message=message)
+
+
+def ask_amend(
+    *, conversation: Conversation, ref: str, words: str, typed: str, user: User, lang: str
+) -> dict[str, JsonValue] | None:
+    """ "actually, make it X" (conversation repair, issue 36): the answered ask `ref`
+    changed to the option `words` name, through `ask_answer_change` (as "Change answer"
+    on the card), the whole reply kept as its words. None when they name none."""
+    found = _ask_of(conversation, ref)
+    if found is None:
+        return None
+    message, ask = found
+    latest = selectors.answer_for_ask(ask_message=message)
+    read = match_reply(response_schema(ask), words)
+    if latest is None or read is None or "value" not in read.payload:
+        return None
+    services.ask_answer_change(
+        conversation=conversation,
+        ask_message=message,
+        version=latest.pk,
+        source=Source.FREE_TEXT,
+        value=read.payload["value"],
+        text=typed,
+    )
+    return read.payload

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from questionnaires.asks.interrupts import ask_locate, ask_pending, ask_resolve
+from questionnaires.asks.interrupts import ask_amend, ask_locate, ask_pending, ask_resolve
 from questionnaires.asks.models import KIND_NAME
 from questionnaires.asks.presenter import (
     DRAFT_PREFIX,
@@ -31,6 +31,7 @@ KIND = Kind(
     panel=state_panel_for,
     pending=ask_pending,
     resolve=ask_resolve,
+    amend=ask_amend,
     locate=ask_locate,
     urls="questionnaires.asks.urls",
     static=("js/asks.js", "css/asks.css"),

@@ -21,6 +21,7 @@ from questionnaires.protocol.ask_payload import ask_widget, form_value
 from questionnaires.protocol.ask_reference import reference_or_none
 from questionnaires.protocol.jsontypes import Json
 from questionnaires.registry import AnswerSummary, CardChrome, CardState, Drafts, Panel
+from questionnaires.repair.selectors import carried_refs
 
 DRAFT_PREFIX = "ask"
 UNSURE_BELOW = 0.8  # a slot read with less confidence shows "Please check"
@@ -204,6 +205,13 @@ def ask_views(
     # (the given messages may be a subset).
     tail = list(conversation.messages.order_by("-seq")[:30])[::-1]
     open_ids = selectors.latest_turn_asks(tail)
+    # Asks that still wait after the person digressed stay open (conversation repair,
+    # issue 36: the question is also shown again below the reply).
+    open_ids |= {
+        int(ref.partition(":")[2])
+        for ref in carried_refs(conversation_id=conversation.pk, kind="ask")
+        if ref.partition(":")[2].isdigit()
+    }
     answers = selectors.answers_by_ask(conversation=conversation)
     waiting = [m.pk for m in tail if m.pk in open_ids and m.pk not in answers]
     first = waiting[0] if waiting else None

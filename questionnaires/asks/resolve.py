@@ -75,6 +75,14 @@ def answer_resolve(ask: AskPayload, *, source: str, value: object, text: str) ->
     """Value, readable text and confidence of an answer; ChatError when it is refused."""
     if source == Source.SKIPPED:
         return None
+    if source == Source.FREE_TEXT and value is not None and ask["type"] != "free_text_only":
+        # A value read from the person's words by conversation repair (issue 36): the
+        # value as offered, the words kept; the words must fit in an answer.
+        clicked = _resolve_click(ask, value)
+        if clicked is not None and 0 < len(text.strip()) <= MAX_TEXT:
+            return Resolved(
+                clicked.value, clicked.display_text, CONFIDENCE_EXACT, text.strip(), True
+            )
     if source == Source.OPTION_CLICK and ask["type"] != "free_text_only":
         resolved = _resolve_click(ask, value)
         if resolved is not None:

@@ -11,6 +11,7 @@ from chat.core.metadata import AskPayload, metadata_of
 from chat.core.models import Conversation, Message, Role
 from questionnaires.asks.definitions import slot_ask_for_conversation
 from questionnaires.asks.models import KIND_NAME, StructuredAnswer
+from questionnaires.repair.selectors import carried
 
 
 def is_ask(message: Message) -> bool:
@@ -87,7 +88,11 @@ def latest_turn_asks(messages: Iterable[Message]) -> set[int]:
 
 def ask_is_answerable(*, conversation: Conversation, ask_message: Message) -> bool:
     later = conversation.messages.filter(seq__gte=ask_message.seq).order_by("seq")
-    return ask_message.pk in latest_turn_asks(later)
+    if ask_message.pk in latest_turn_asks(later):
+        return True
+    # Still waiting after the person digressed (conversation repair, issue 36, keeps its
+    # wait open and shows it again below the reply).
+    return carried(conversation_id=conversation.pk, ref=f"ask:{ask_message.pk}")
 
 
 def ask_pending(*, conversation: Conversation) -> list[Message]:

@@ -32,7 +32,7 @@ from questionnaires.asks import selectors
 from questionnaires.asks.definitions import conversation_definition
 from questionnaires.asks.extract import extract
 from questionnaires.asks.models import KIND_NAME, StructuredAnswer
-from questionnaires.asks.resolve import Resolved, Source, answer_resolve
+from questionnaires.asks.resolve import MAX_TEXT, Resolved, Source, answer_resolve
 from questionnaires.asks.state import StatePatch
 from questionnaires.protocol.ask_payload import AskInvalid, ask_validate, ask_widget
 from questionnaires.protocol.ask_reference import ReferenceInvalid, reference_validate
@@ -687,6 +687,33 @@ def free_text_record(
                 source=Source.FREE_TEXT,
                 resolved=resolved,
                 shown=question_shown(ask),
+            )
+    except IntegrityError:
+        return None
+    return row
+
+
+def skip_record(
+    *, conversation: Conversation, ask_message: Message, text: str = ""
+) -> StructuredAnswer | None:
+    """An agent leaves a pending ask unanswered: it was asked again as often as allowed
+    and the person's replies still didn't answer it (conversation repair, issue 36).
+    Stored as skipped with the last words kept, without a new message or run (the typed
+    message already triggered this run). None when it was answered meanwhile."""
+    ask = metadata_of(ask_message).get("ask_user_options") or {}
+    if not ask or selectors.answer_for_ask(ask_message=ask_message) is not None:
+        return None
+    try:
+        with transaction.atomic():
+            row = _record(
+                conversation,
+                ask_message=ask_message,
+                turn_id=metadata_of(ask_message).get("turn_id", ""),
+                field=ask["field"],
+                source=Source.SKIPPED,
+                resolved=None,
+                shown=question_shown(ask),
+                raw_text=text.strip()[:MAX_TEXT],
             )
     except IntegrityError:
         return None

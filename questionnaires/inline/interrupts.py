@@ -13,11 +13,13 @@ from django.utils.translation import gettext as _
 from chat.core.errors import ChatError
 from chat.core.models import Conversation, Message, Role
 from questionnaires.inline import selectors
+from questionnaires.inline.models import Submission
 from questionnaires.inline.presenter import dom_id
 from questionnaires.inline.services import questionnaire_answer
 from questionnaires.protocol import Questionnaire
 from questionnaires.protocol.jsontypes import JsonValue
 from questionnaires.protocol.names import OTHER_VALUE
+from questionnaires.protocol.repair import match_reply
 from questionnaires.protocol.segments import Question
 from questionnaires.registry import Choice, Pending, Whereabouts
 
@@ -68,6 +70,7 @@ def response_schema(questionnaire: Questionnaire) -> dict[str, JsonValue]:
             "other_text": {"type": "object", "additionalProperties": {"type": "string"}},
             "skipped": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
             "touched": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "typed": {"type": "string", "title": "The words the answers were read from"},
         },
         "required": ["answers"],
         "additionalProperties": False,
@@ -139,6 +142,7 @@ def inline_resolve(
         "other_text",
         "skipped",
         "touched",
+        "typed",
     }:
         answers = _strings(payload.get("answers"), "answers")
         other = _strings(payload.get("other_text", {}), "other_text")
@@ -160,7 +164,61 @@ def inline_resolve(
         skipped=skipped,
         declined=payload is None,
         touched=touched,
+        typed=_typed(payload, answers),
     )
+
+
+def _typed(payload: object, answers: Mapping[str, object]) -> dict[str, str]:
+    """`"typed"`: the person's words the answers were read from (conversation repair,
+    issue 36): each answered question is then `free_text`, the words kept."""
+    words = payload.get("typed") if isinstance(payload, dict) else None
+    if words is None:
+        return {}
+    if not isinstance(words, str) or not words.strip():
+        raise ChatError("interrupt_payload_invalid", _("“typed” must be the words typed."))
+    return dict.fromkeys(answers, words)
+
+
+def inline_amend(
+    *, conversation: Conversation, ref: str, words: str, typed: str, user: User, lang: str
+) -> dict[str, JsonValue] | None:
+    """ "actually, make it X" (conversation repair, issue 36): the answered card `ref`'s
+    latest answer changed to what `words` name, as a new version through
+    `questionnaire_answer` (as "Change answer"): the other answers kept, the changed ones
+    `amended` with the reply kept as `typed_text`. None when they name nothing of it."""
+    prefix, _sep, pk = ref.partition(":")
+    if prefix != "inline" or not pk.isdigit():
+        return None
+    message = conversation.messages.filter(pk=int(pk), role=Role.ASSISTANT).first()
+    latest = (
+        Submission.objects.filter(conversation_id=conversation.pk, message_id=int(pk))
+        .order_by("-version")
+        .first()
+    )
+    if message is None or latest is None or latest.status != Submission.Status.SUBMITTED:
+        return None
+    questionnaire = selectors.questionnaires_of(
+        conversation_id=conversation.pk, message=message, lang=lang
+    ).get(latest.questionnaire_id)
+    read = match_reply(response_schema(questionnaire), words) if questionnaire else None
+    new = read.payload.get("answers") if read is not None else None
+    if read is None or not isinstance(new, dict) or not new:
+        return None
+    changed = {str(q): v for q, v in new.items() if isinstance(v, str | list)}
+    questionnaire_answer(
+        conversation=conversation,
+        message_id=message.pk,
+        questionnaire_id=latest.questionnaire_id,
+        answers={**(latest.answers or {}), **changed},
+        other_text={k: v for k, v in (latest.other_text or {}).items() if k not in changed},
+        user=user,
+        lang=lang,
+        skipped=[q for q in latest.skipped or () if q not in changed],
+        version=latest.version,
+        touched=list(changed),
+        typed=dict.fromkeys(changed, typed),
+    )
+    return read.payload
 
 
 def _touched(value: object) -> list[str]:

@@ -6,7 +6,12 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from questionnaires.inline.bodies import inline_bodies
-from questionnaires.inline.interrupts import inline_locate, inline_pending, inline_resolve
+from questionnaires.inline.interrupts import (
+    inline_amend,
+    inline_locate,
+    inline_pending,
+    inline_resolve,
+)
 from questionnaires.inline.models import KIND_NAME
 from questionnaires.inline.presenter import DRAFT_PREFIX
 from questionnaires.inline.selectors import questionnaire_open, questions_asked
@@ -22,6 +27,7 @@ KIND = Kind(
     questions_asked=questions_asked,
     pending=inline_pending,
     resolve=inline_resolve,
+    amend=inline_amend,
     locate=inline_locate,
     urls="questionnaires.inline.urls",
     answered_by_message=True,

@@ -20,6 +20,7 @@ from chat.core.models import Conversation, Message, Role
 from questionnaires.inline.models import Submission
 from questionnaires.inline.presenter import Answer, MessageInput, message_questionnaires
 from questionnaires.protocol import Questionnaire
+from questionnaires.repair.selectors import carried_refs
 
 
 def answers_by_message(
@@ -130,6 +131,8 @@ def questionnaire_open(conversation: Conversation, questionnaire_id: str) -> boo
     read-only, and not answered yet (the registry's draft check)."""
     seq = core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
     message = conversation.messages.filter(seq=seq).first() if seq is not None else None
+    carried = carried_message(conversation, questionnaire_id)
+    message = carried or message
     if message is None or message.readonly:
         return False
     try:
@@ -173,3 +176,22 @@ def questions_asked(conversation: Conversation) -> int:
         )
         total += sum(len(q.questions) for q in found.values())
     return total
+
+
+def carried_message(conversation: Conversation, questionnaire_id: str) -> Message | None:
+    """An earlier card still waiting after the person digressed (conversation repair,
+    issue 36, keeps its wait open): it stays answerable below the reply."""
+    refs = carried_refs(conversation_id=conversation.pk, kind="inline")
+    ids = [int(r.partition(":")[2]) for r in refs if r.partition(":")[2].isdigit()]
+    for message in conversation.messages.filter(pk__in=ids, role=Role.ASSISTANT):
+        try:
+            questionnaire_find(
+                conversation_id=conversation.pk,
+                message=message,
+                questionnaire_id=questionnaire_id,
+                lang=conversation.language,
+            )
+        except ChatError:
+            continue
+        return message
+    return None

@@ -56,6 +56,7 @@ class InlineAnswer:
     declined: bool = False
     version: int | None = None
     touched: Sequence[str] = ()
+    typed: Mapping[str, str] | None = None  # question id → words of a typed reply (issue 36)
 
 
 def questionnaire_answer(
@@ -71,6 +72,7 @@ def questionnaire_answer(
     declined: bool = False,
     version: int | None = None,
     touched: Sequence[str] = (),
+    typed: Mapping[str, str] | None = None,
 ) -> SubmitResult:
     """Answer a card: validate, record it once, post the answer as the next user message,
     lock the card everywhere, start the agent.  Raises :class:`ChatError`.
@@ -79,7 +81,8 @@ def questionnaire_answer(
     sends "I'd rather not answer" (``status: declined``) instead of answers.  ``version``
     is the answer version the person is changing ("Change answer", issue 27): None for a
     first answer.  ``touched`` lists the questions the person interacted with: those are
-    never "kept the default" (DESIGN §4.14).  Each version is recorded exactly once: a change of a version that is no
+    never "kept the default" (DESIGN §4.14).  ``typed`` (question id → words) marks answers
+    read from a typed chat reply (``free_text``, the words kept; issue 36).  Each version is recorded exactly once: a change of a version that is no
     longer the latest (another tab changed it first) is 409 ``questionnaire_version_stale``.
 
     The conversation row is locked first (`questionnaires.answering`), so concurrent
@@ -97,6 +100,7 @@ def questionnaire_answer(
         declined=declined,
         version=version,
         touched=touched,
+        typed=typed,
     )
     answered = answer_record(conversation=conversation, kind=KIND_NAME, answer=answer)
     submission = cast(Submission, answered.recorded.row)
@@ -130,6 +134,7 @@ def answer_row(conversation: Conversation, answer: object) -> Recorded:
         previous=previous,
         lang=answer.lang,
         touched=answer.touched,
+        typed=answer.typed,
     )
     submission = _submission_create(conversation, message, answer, questionnaire, built, previous)
 
@@ -233,6 +238,7 @@ def _built(
     previous: Submission | None,
     lang: str,
     touched: Sequence[str] = (),
+    typed: Mapping[str, str] | None = None,
 ) -> BuiltResponse:
     earlier = previous.payload if previous is not None else None
     amends = previous.user_message_id if previous is not None else None
@@ -252,6 +258,7 @@ def _built(
             previous=earlier,
             amends=amends,
             touched=touched,
+            typed=typed,
         )
     except AnswerInvalid as exc:
         raise ChatError(
@@ -310,10 +317,9 @@ def _check_state(*, conversation: Conversation, message: Message, questionnaire_
         conversation_id=conversation.pk, questionnaire_id=questionnaire_id
     ):
         raise _already_submitted()
-    if (
-        core_selectors.message_latest_visible_assistant_seq(conversation=conversation)
-        != message.seq
-    ):
+    if core_selectors.message_latest_visible_assistant_seq(
+        conversation=conversation
+    ) != message.seq and not _carried(conversation, message, questionnaire_id):
         raise ChatError(
             "questionnaire_not_latest",
             _(
@@ -321,6 +327,12 @@ def _check_state(*, conversation: Conversation, message: Message, questionnaire_
             ),
             status=409,
         )
+
+
+def _carried(conversation: Conversation, message: Message, questionnaire_id: str) -> bool:
+    """Still waiting after a digression (conversation repair, issue 36)."""
+    carried = selectors.carried_message(conversation, questionnaire_id)
+    return carried is not None and carried.pk == message.pk
 
 
 def inline_turn_wait(run: Run, message: Message) -> None:

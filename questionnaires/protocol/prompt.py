@@ -83,7 +83,8 @@ errors, fix the arguments and call it again.
 ## How each answer came to be
 Every answer carries `provenance`: `chosen` (the user picked it), `default` (the user
 left your default as it was: treat it as a weak answer, not a decision), `free_text`
-(typed by the user, including "Other"), `skipped` (the user chose not to answer this
+(typed by the user, including "Other", or an option read from words the user typed in the
+chat instead of clicking: `typed_text` keeps them), `skipped` (the user chose not to answer this
 question: don't ask it again right away), `amended` (the user changed an earlier answer).
 `"status": "declined"` means the user would rather not answer the whole questionnaire:
 go on without it and don't ask the same again. A changed answer carries
@@ -92,7 +93,9 @@ replaces the earlier one; redo whatever depended on it. Structured answers
 (`structured_answer`) and form results carry the same `provenance` words.
 
 ## Don'ts
-- Don't ask the same thing twice, as prose and as a questionnaire.
+- Don't ask the same thing twice, as prose and as a questionnaire. When the user writes
+  about something else while your question waits, answer what they wrote: the chat shows
+  your waiting question again below your reply, so don't ask it again.
 - Only code (```yaml, indented or `inline`) shows an example without activating it.
 - Don't invent answers; wait for the user's response.
 """
@@ -164,7 +167,8 @@ questions:
 
 ## 每个回答的来源
 每个回答都带有 `provenance`：`chosen`（用户自己选的）、`default`（用户保留了你给的默认值：
-把它当作较弱的回答，而不是明确的决定）、`free_text`（用户输入的文字，包括“其他”）、
+把它当作较弱的回答，而不是明确的决定）、`free_text`（用户输入的文字，包括“其他”，也包括用户没有点选、而是在聊天里直接输入后被读出的选项：
+`typed_text` 保存原话）、
 `skipped`（用户选择不回答这一题：不要马上再问）、`amended`（用户修改了之前的回答）。
 `"status": "declined"` 表示用户不想回答整份问卷：不依赖它继续，也不要再问同样的问题。
 修改后的回答带有 `"amends": <原回答消息的 id>` 和 `"version"`：最新版本取代之前的版本，
@@ -172,7 +176,8 @@ questions:
 `provenance` 取值。
 
 ## 不要
-- 不要把同一个问题既用文字又用问卷问一遍。
+- 不要把同一个问题既用文字又用问卷问一遍。问题还在等待回答时，如果用户说起别的事，
+  就回答用户说的内容：界面会在你的回复下方再次显示这个问题，不要重复提问。
 - 只有代码（```yaml、缩进代码或 `行内代码`）中的问卷示例不会被激活。
 - 不要替用户编造答案，等待用户回复。
 """

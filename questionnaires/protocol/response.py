@@ -23,6 +23,7 @@ from .provenance import (
     AMENDED,
     DECLINED,
     DEFAULT,
+    FREE_TEXT,
     SKIPPED,
     SUBMITTED,
     answer_provenance,
@@ -150,6 +151,7 @@ def build_response(
     previous: Mapping[str, object] | None = None,
     amends: int | str | None = None,
     touched: Collection[str] = (),
+    typed: Mapping[str, str] | None = None,
 ) -> BuiltResponse:
     """Validate ``answers`` (question id → value; a list of values for multi choice)
         and build the response envelope and its readable text.
@@ -161,8 +163,10 @@ def build_response(
     interacted with, which are never ``default`` (DESIGN §4.14).  ``previous`` is the payload of the answer
         this one replaces and ``amends`` the id of its message: answers that differ from it
         become ``amended``, the envelope gains ``amends`` and ``version``, and the readable
-        text says what changed.  Raises :class:`AnswerInvalid` listing every problem (also
-        ``answer.unchanged`` when a change changes nothing).
+        text says what changed.  ``typed`` (question id → the person's words) marks answers
+        read from a typed chat reply (conversation repair, issue 36): ``provenance:
+        "free_text"`` with the words kept as ``typed_text``.  Raises :class:`AnswerInvalid`
+        listing every problem (also ``answer.unchanged`` when a change changes nothing).
     """
     builder = _Builder(other_text or {}, lang)
     known = {q.id for q in questionnaire.questions}
@@ -179,6 +183,10 @@ def build_response(
         item = builder.answer(question, answers.get(question.id))
         if item is not None:
             provenance = answer_provenance(question, item, touched=question.id in touched)
+            words = (typed or {}).get(question.id)
+            if isinstance(words, str) and words.strip():
+                items.append({**item, "provenance": FREE_TEXT, "typed_text": words.strip()})
+                continue
             items.append({**item, "provenance": provenance})
     if builder.errors:
         raise AnswerInvalid(tuple(builder.errors))

@@ -198,6 +198,7 @@ def test_an_interrupt_describes_its_question_and_the_answer_it_takes(interop_ser
     assert [o["const"] for o in schema["properties"]["value"]["oneOf"]] == [
         "knee",
         "project_kickoff",
+        "trip",
     ]
     # a free-text answer in the person's words resolves it too, marked as typed
     status, events = thread.run(
