@@ -192,7 +192,7 @@ def interrupts_of(conversation: Conversation) -> list[Interrupt]:
     return found
 
 
-def _metadata(pending: Pending | None) -> dict[str, Any] | None:
+def _metadata(pending: Pending | None) -> dict[str, object] | None:
     if pending is None:
         return {"answerIn": "page"}
     return dict(pending.metadata) if pending.metadata else None
