@@ -11,7 +11,8 @@
   twice in a row;
 - **I5** no refusal outlives its cause (a fresh page shows no alert; the composer's refusal
   only while a card waits);
-- **I6** nothing typed is lost (every text the walk sent is in a bubble or a stored answer).
+- **I6** nothing typed is lost (every text the walk sent is in a bubble, a stored answer, or a
+  typed reply's repair row: a proposal to confirm, kept when the card is answered otherwise).
 
 Used by `tests/e2e/test_walk.py` (a few short walks per CI run) and `bench/bench_walk.py`
 (the soak: `python -m bench.bench_walk --walks 50 --seed 7`). A failure prints the seed and
@@ -145,7 +146,11 @@ class Walk:
                 " for m in c.messages.filter(role='user').order_by('seq')]\n"
                 "ctx = [m['content'] for m in context_messages(conversation=c)"
                 " if m['role'] == 'user']\n"
-                "print(json.dumps(dict(users=users, context=ctx)))"
+                # A typed reply read as a possible answer (conversation repair): stored
+                # exactly in its repair row, shown filled for a confirming click while it
+                # waits (and kept in the record when the card is answered another way).
+                "held = list(c.repairs.values_list('typed_text', flat=True))\n"
+                "print(json.dumps(dict(users=users, context=ctx, held=held)))"
             )
         )
 
@@ -218,6 +223,7 @@ class Walk:
                 self._fail("I2", action, f"msg-{user['id']}: {problem}")
         # I6: everything the walk sent is in a bubble (or what the agent read of it).
         said = " ".join(u["display"] + " " + u["content"] for u in record["users"])
+        said += " " + " ".join(record["held"])
         for text in self.typed:
             if text not in said:
                 self._fail("I6", action, f"typed {text!r} is nowhere in the record")

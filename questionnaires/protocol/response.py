@@ -154,19 +154,20 @@ def build_response(
     typed: Mapping[str, str] | None = None,
 ) -> BuiltResponse:
     """Validate ``answers`` (question id → value; a list of values for multi choice)
-        and build the response envelope and its readable text.
+    and build the response envelope and its readable text.
 
-        :data:`OTHER_VALUE` selects "Other" where ``allow_other`` is set; its text comes
-        from ``other_text[question_id]``.  Questions in ``skipped`` are answered empty with
-        ``provenance: "skipped"`` (their posted values are ignored).  Every answer carries its
-        ``provenance`` (see :mod:`.provenance`): ``touched`` lists the questions the person
-    interacted with, which are never ``default`` (DESIGN §4.14).  ``previous`` is the payload of the answer
-        this one replaces and ``amends`` the id of its message: answers that differ from it
-        become ``amended``, the envelope gains ``amends`` and ``version``, and the readable
-        text says what changed.  ``typed`` (question id → the person's words) marks answers
-        read from a typed chat reply (conversation repair, issue 36): ``provenance:
-        "free_text"`` with the words kept as ``typed_text``.  Raises :class:`AnswerInvalid`
-        listing every problem (also ``answer.unchanged`` when a change changes nothing).
+    :data:`OTHER_VALUE` selects "Other" where ``allow_other`` is set; its text comes from
+    ``other_text[question_id]``.  Questions in ``skipped`` are answered empty with
+    ``provenance: "skipped"`` (their posted values are ignored).  Every answer carries its
+    ``provenance`` (see :mod:`.provenance`): ``touched`` lists the questions the person
+    interacted with, which are never ``default`` (DESIGN §4.14).  ``previous`` is the
+    payload of the answer this one replaces and ``amends`` the id of its message: answers
+    that differ from it become ``amended``, the envelope gains ``amends`` and ``version``,
+    and the readable text says what changed.  ``typed`` (question id → the person's words)
+    marks answers read from a typed chat reply (conversation repair, issue 36):
+    ``provenance: "free_text"`` with the words kept as ``typed_text``.  Raises
+    :class:`AnswerInvalid` listing every problem (also ``answer.unchanged`` when a change
+    changes nothing).
     """
     builder = _Builder(other_text or {}, lang)
     known = {q.id for q in questionnaire.questions}
@@ -175,19 +176,7 @@ def build_response(
             builder.error("answer.question_unknown", str(qid), question_id=qid)
     if not isinstance(status, str) or not status.strip():
         builder.error("answer.status_invalid", "status")
-    items: list[Item] = []
-    for question in questionnaire.questions:
-        if question.id in skipped:
-            items.append(_skipped(question))
-            continue
-        item = builder.answer(question, answers.get(question.id))
-        if item is not None:
-            provenance = answer_provenance(question, item, touched=question.id in touched)
-            words = (typed or {}).get(question.id)
-            if isinstance(words, str) and words.strip():
-                items.append({**item, "provenance": FREE_TEXT, "typed_text": words.strip()})
-                continue
-            items.append({**item, "provenance": provenance})
+    items = _items(questionnaire, answers, builder, skipped, touched, typed or {})
     if builder.errors:
         raise AnswerInvalid(tuple(builder.errors))
     before = _previous_items(previous)
@@ -207,6 +196,32 @@ def build_response(
     return BuiltResponse(
         envelope=_envelope(questionnaire, payload), display=display, payload=payload
     )
+
+
+def _items(
+    questionnaire: Questionnaire,
+    answers: Mapping[str, AnswerValue],
+    builder: _Builder,
+    skipped: Collection[str],
+    touched: Collection[str],
+    typed: Mapping[str, str],
+) -> list[Item]:
+    """Each question's answer item with its provenance (problems go to `builder`)."""
+    items: list[Item] = []
+    for question in questionnaire.questions:
+        if question.id in skipped:
+            items.append(_skipped(question))
+            continue
+        item = builder.answer(question, answers.get(question.id))
+        if item is None:
+            continue
+        words = typed.get(question.id)
+        if isinstance(words, str) and words.strip():
+            items.append({**item, "provenance": FREE_TEXT, "typed_text": words.strip()})
+        else:
+            provenance = answer_provenance(question, item, touched=question.id in touched)
+            items.append({**item, "provenance": provenance})
+    return items
 
 
 def build_decline(
