@@ -677,20 +677,7 @@ def free_text_record(
     if found is None or selectors.answer_for_ask(ask_message=ask_message) is not None:
         return None
     resolved = Resolved(found.value, found.display_text, found.confidence, text.strip(), True)
-    try:
-        with transaction.atomic():
-            row = _record(
-                conversation,
-                ask_message=ask_message,
-                turn_id=metadata_of(ask_message).get("turn_id", ""),
-                field=ask["field"],
-                source=Source.FREE_TEXT,
-                resolved=resolved,
-                shown=question_shown(ask),
-            )
-    except IntegrityError:
-        return None
-    return row
+    return _record_once(conversation, ask_message, ask, Source.FREE_TEXT, resolved)
 
 
 def skip_record(
@@ -703,21 +690,35 @@ def skip_record(
     ask = metadata_of(ask_message).get("ask_user_options") or {}
     if not ask or selectors.answer_for_ask(ask_message=ask_message) is not None:
         return None
+    return _record_once(
+        conversation, ask_message, ask, Source.SKIPPED, None, raw_text=text.strip()[:MAX_TEXT]
+    )
+
+
+def _record_once(
+    conversation: Conversation,
+    ask_message: Message,
+    ask: AskPayload,
+    source: str,
+    resolved: Resolved | None,
+    raw_text: str = "",
+) -> StructuredAnswer | None:
+    """An agent's answer to an ask (read from words, or left skipped), without a message
+    or a run; None when another answer got there first (the unique answer per ask)."""
     try:
         with transaction.atomic():
-            row = _record(
+            return _record(
                 conversation,
                 ask_message=ask_message,
                 turn_id=metadata_of(ask_message).get("turn_id", ""),
                 field=ask["field"],
-                source=Source.SKIPPED,
-                resolved=None,
+                source=source,
+                resolved=resolved,
                 shown=question_shown(ask),
-                raw_text=text.strip()[:MAX_TEXT],
+                raw_text=raw_text,
             )
     except IntegrityError:
         return None
-    return row
 
 
 def slots_clear(*, conversation: Conversation, fields: list[str]) -> None:
