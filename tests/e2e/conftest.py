@@ -228,3 +228,14 @@ def wait_for_js(page, expression: str, arg=None, timeout_ms: float = 30_000) -> 
         if time.monotonic() > deadline:
             raise AssertionError(f"never true: {expression}")
         page.wait_for_timeout(50)
+
+
+def wait_routed(page, held: list, what: str, timeout_ms: float = 30_000) -> None:
+    """Wait until a `page.route` handler has caught a request into `held`. Route handlers
+    run only while Playwright handles the page's events, so this waits in the page
+    (`wait_for_timeout`), never in `time.sleep`, which would starve them."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not held:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        page.wait_for_timeout(30)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import login, new_conversation
+from tests.e2e.conftest import login, new_conversation, wait_routed
 from tests.e2e.test_beyond import last_envelope
 from tests.e2e.test_cards import card, open_with_card, post_assistant
-from tests.support import wait_for
 from tests.support.asking import TRIP
 
 PAUSE = (
@@ -91,7 +90,7 @@ def test_a_click_that_lost_the_race_says_so_and_what_was_not_sent(browser, page,
     c = card(other, mid)
     c.get_by_label("Rome").check()
     c.get_by_role("button", name="Send", exact=True).click()  # on its way (held) ...
-    wait_for(lambda: held, "the other tab's answer to leave")
+    wait_routed(other, held, "the other tab's answer to leave")
     card(page, mid).get_by_role("button", name="Send", exact=True).click()  # ... this one wins
     expect(card(page, mid)).to_have_attribute("data-card-mode", "answered")
     # the live update reaches the other tab while its own answer is still on its way

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import htmx_request, new_conversation, start_from_home, wait_for_js
+from .conftest import (
+    htmx_request,
+    new_conversation,
+    start_from_home,
+    wait_for_js,
+    wait_routed,
+)
 
 TIMEOUT = 30_000  # generous: a busy CI box delivers live updates late; only a failure waits
 
@@ -131,11 +137,7 @@ def test_a_list_refreshed_after_a_message_never_overwrites_a_search_typed_since(
            })"""
     )
     page.evaluate("htmx.trigger(document.querySelector('[data-shell-refresh]'), 'qc:shell')")
-    for _ in range(600):  # the refresh's request is on its way (asked with an empty search)
-        if held:
-            break
-        page.wait_for_timeout(50)
-    assert held, "the shell refresh was never requested"
+    wait_routed(page, held, "the shell refresh (asked with an empty search)")
     page.fill("#conversation-search", "harbou")
     items = page.locator("#conv-nav .conv-item")
     expect(items).to_have_count(1, timeout=TIMEOUT)
